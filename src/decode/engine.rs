@@ -1,0 +1,755 @@
+//! The beam search behind [`super::decode`].
+//!
+//! States are (position, plies played, pending hidden plies, cost). Every input item
+//! moves a state forward by one item (or two, for a move split over two tokens) through
+//! one of these transitions:
+//!
+//! - **match**: the token is read as one legal move (status `ok` or `corrected`);
+//! - **skip**: the token is stray text (kept in `Game::ignored`);
+//! - **bad token**: the token stands for a ply, but no legal move is close — `illegal`
+//!   when it looks like a move, `unreadable` otherwise; the ply is *pending*: which
+//!   legal move was really played is decided together with the next token;
+//! - **missing**: a ply left no token at all — a move number says we are behind, or the
+//!   next token only makes sense one ply later; also pending;
+//! - **merge / split**: two tokens read as one move, or one token as two moves.
+//!
+//! Pending plies are resolved by enumerating their legal moves and scoring the next
+//! token in each resulting position, so a gap costs a fixed price and never shifts every
+//! later move by one. Move numbers are anchors: a number that disagrees with the ply
+//! count costs, a number ahead of it opens missing plies.
+
+use std::collections::HashMap;
+
+use shakmaty::zobrist::Zobrist64;
+use shakmaty::{Chess, EnPassantMode, Move, Position};
+
+use super::scorer::Scorer;
+use super::{Costs, Item};
+use crate::record::{GameResult, Status};
+use crate::rules::{shapes, shapes_with_suffix, Shape};
+
+const NONE: u32 = u32::MAX;
+
+/// One ply as the engine decided it.
+#[derive(Debug, Clone)]
+pub struct PlyInfo {
+    pub mv: Option<Move>,
+    pub status: Status,
+    /// Index of the input item read for this ply.
+    pub item: Option<u32>,
+    /// A second item merged into this ply.
+    pub item2: Option<u32>,
+    pub draw_offer: bool,
+}
+
+#[derive(Debug, Clone)]
+enum NodeKind {
+    Ply(PlyInfo),
+    Skip(u32),
+}
+
+#[derive(Debug, Clone)]
+struct Node {
+    parent: u32,
+    kind: NodeKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Pending {
+    status: Status,
+    item: Option<u32>,
+    draw_offer: bool,
+}
+
+#[derive(Debug, Clone)]
+struct State {
+    pos: Chess,
+    ply: u32,
+    cost: f32,
+    node: u32,
+    pending: Vec<Pending>,
+    result: Option<GameResult>,
+}
+
+impl State {
+    /// Ply index of the next ply to be written (pending plies included).
+    fn next_ply(&self) -> u32 {
+        self.ply + self.pending.len() as u32
+    }
+}
+
+/// A successor before it is materialized.
+struct Child {
+    /// (item index, state index) of the parent.
+    from: (usize, usize),
+    cost: f32,
+    plies: Vec<PlyInfo>,
+    pending: Option<Vec<Pending>>,
+    skip: Option<u32>,
+    result: Option<GameResult>,
+}
+
+/// A final hypothesis: the plies and total cost.
+#[derive(Debug, Clone)]
+pub struct Path {
+    pub cost: f32,
+    pub plies: Vec<PlyInfo>,
+    pub skipped: Vec<u32>,
+    pub result: Option<GameResult>,
+}
+
+/// The output of the search: final hypotheses, best first.
+#[derive(Debug, Clone)]
+pub struct Search {
+    pub paths: Vec<Path>,
+}
+
+struct Engine<'a, S: Scorer> {
+    items: &'a [Item<S::Reading>],
+    scorer: &'a S,
+    costs: &'a Costs,
+    beam: usize,
+    nodes: Vec<Node>,
+    states: Vec<Vec<State>>,
+    children: Vec<Vec<Child>>,
+    memo: Memo,
+}
+
+/// A memo of scores: the positions in a beam share most of their legal moves, so the
+/// same (reading, move spelling) pair comes up again and again.
+type Memo = HashMap<(u32, u64), f32>;
+
+fn shape_key(s: &Shape) -> u64 {
+    let role = s.role as u64;
+    let promo = s.promotion.map_or(0, |r| r as u64);
+    let castle = s.castle.map_or(0, |c| c as u64 + 1);
+    let suffix = match s.suffix {
+        None => 0,
+        Some(shakmaty::san::Suffix::Check) => 1,
+        Some(shakmaty::san::Suffix::Checkmate) => 2,
+    };
+    u64::from(s.from as u8)
+        | u64::from(s.to as u8) << 8
+        | role << 16
+        | promo << 20
+        | castle << 24
+        | u64::from(s.capture) << 28
+        | u64::from(s.need_file) << 29
+        | u64::from(s.need_rank) << 30
+        | suffix << 32
+}
+
+/// Scored legal moves of a position for one reading, best first. `memo` caches scores
+/// of input item `key` (pass `None` for a reading that is not an input item).
+fn rank<S: Scorer>(
+    scorer: &S,
+    reading: &S::Reading,
+    pos: &Chess,
+    memo: Option<(&mut Memo, u32)>,
+) -> Vec<(Shape, f32)> {
+    let sh = if scorer.needs_suffix(reading) {
+        shapes_with_suffix(pos)
+    } else {
+        shapes(pos)
+    };
+    let mut v: Vec<(Shape, f32)> = match memo {
+        Some((memo, item)) => sh
+            .into_iter()
+            .map(|s| {
+                let c = *memo
+                    .entry((item, shape_key(&s)))
+                    .or_insert_with(|| scorer.cost(reading, &s));
+                (s, c)
+            })
+            .collect(),
+        None => sh
+            .into_iter()
+            .map(|s| {
+                let c = scorer.cost(reading, &s);
+                (s, c)
+            })
+            .collect(),
+    };
+    v.sort_by(|a, b| a.1.total_cmp(&b.1));
+    v
+}
+
+fn status_for(cost: f32) -> Status {
+    if cost < 1.0 {
+        Status::Ok
+    } else {
+        Status::Corrected
+    }
+}
+
+/// Runs the beam search over `items` from `start`.
+pub fn search<S: Scorer>(
+    items: &[Item<S::Reading>],
+    scorer: &S,
+    costs: &Costs,
+    beam: usize,
+    start: &Chess,
+) -> Search {
+    let n = items.len();
+    let mut e = Engine {
+        items,
+        scorer,
+        costs,
+        beam: beam.max(1),
+        nodes: Vec::new(),
+        states: Vec::with_capacity(n + 1),
+        children: (0..n + 2).map(|_| Vec::new()).collect(),
+        memo: HashMap::new(),
+    };
+    e.states.push(vec![State {
+        pos: start.clone(),
+        ply: 0,
+        cost: 0.0,
+        node: NONE,
+        pending: Vec::new(),
+        result: None,
+    }]);
+    for i in 0..n {
+        let count = e.states[i].len();
+        for si in 0..count {
+            e.expand(i, si);
+        }
+        let next = e.materialize(i + 1);
+        if std::env::var_os("HAMLE_TRACE").is_some() {
+            let v: Vec<String> = next
+                .iter()
+                .map(|s| format!("{:.1}/{}p{}", s.cost, s.ply, s.pending.len()))
+                .collect();
+            eprintln!("item {i}: {} kids -> {:?}", e.children[i + 1].len(), v);
+        }
+        e.states.push(next);
+    }
+    e.finish()
+}
+
+impl<S: Scorer> Engine<'_, S> {
+    fn push(&mut self, target: usize, child: Child) {
+        if let Some(v) = self.children.get_mut(target) {
+            v.push(child);
+        }
+    }
+
+    fn materialize(&mut self, i: usize) -> Vec<State> {
+        let mut kids = std::mem::take(&mut self.children[i]);
+        kids.sort_by(|a, b| a.cost.total_cmp(&b.cost));
+        let best = kids.first().map_or(0.0, |k| k.cost);
+        let mut seen: HashMap<(u64, u32, usize, bool), ()> = HashMap::new();
+        let mut out: Vec<State> = Vec::new();
+        // The best hypothesis of each alignment (plies played, plies pending) keeps a
+        // place even when cheaper variants of another alignment fill the beam: a gap's
+        // price is paid at once, the price of not assuming it only later.
+        let mut aligned: Vec<(u32, usize)> = Vec::new();
+        let mut reserved = Vec::new();
+        let mut rest = Vec::new();
+        for k in kids {
+            if k.cost > best + self.costs.prune {
+                break;
+            }
+            let parent = &self.states[k.from.0][k.from.1];
+            let plies = k.plies.len() as u32;
+            let pend = k.pending.as_ref().map_or(parent.pending.len(), |p| p.len());
+            let key = (parent.ply + plies, pend);
+            if !aligned.contains(&key) && aligned.len() < 6 {
+                aligned.push(key);
+                reserved.push(k);
+            } else {
+                rest.push(k);
+            }
+        }
+        let mut kids = reserved;
+        kids.extend(rest);
+        for k in kids {
+            if out.len() >= self.beam {
+                break;
+            }
+            let parent = &self.states[k.from.0][k.from.1];
+            let mut s = State {
+                pos: parent.pos.clone(),
+                ply: parent.ply,
+                cost: k.cost,
+                node: parent.node,
+                pending: parent.pending.clone(),
+                result: parent.result.or(k.result),
+            };
+            if let Some(p) = k.pending {
+                s.pending = p;
+            }
+            if let Some(item) = k.skip {
+                self.nodes.push(Node {
+                    parent: s.node,
+                    kind: NodeKind::Skip(item),
+                });
+                s.node = (self.nodes.len() - 1) as u32;
+            }
+            for p in k.plies {
+                if let Some(m) = p.mv {
+                    s.pos.play_unchecked(m);
+                }
+                s.ply += 1;
+                self.nodes.push(Node {
+                    parent: s.node,
+                    kind: NodeKind::Ply(p),
+                });
+                s.node = (self.nodes.len() - 1) as u32;
+            }
+            let key = (
+                s.pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0,
+                s.ply,
+                s.pending.len(),
+                s.result.is_some(),
+            );
+            if seen.insert(key, ()).is_none() {
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    fn expand(&mut self, i: usize, si: usize) {
+        let s = self.states[i][si].clone();
+        let from = (i, si);
+        let c = self.costs;
+        match &self.items[i] {
+            Item::Result(r) => {
+                let r = *r;
+                self.push(
+                    i + 1,
+                    Child {
+                        from,
+                        cost: s.cost,
+                        plies: Vec::new(),
+                        pending: None,
+                        skip: None,
+                        result: Some(r),
+                    },
+                );
+            }
+            Item::Number { digits, black } => self.expand_number(&s, from, digits, *black),
+            Item::Move { reading, draw_offer } => {
+                let draw = *draw_offer;
+                let junk = self.scorer.is_junk(reading);
+                let skip_cost = if junk { c.skip_junk } else { c.skip };
+                let over = s.pending.is_empty() && s.pos.legal_moves().is_empty();
+                if over || s.result.is_some() {
+                    let sc = if over { c.skip_after_end } else { skip_cost };
+                    self.push_skip(i, from, s.cost + sc);
+                    return;
+                }
+                if !s.pending.is_empty() {
+                    self.expand_pending(&s, from, i, reading, draw);
+                    let near_best = s.cost <= self.states[i][0].cost + c.recovery_margin;
+                    if s.pending.len() < c.max_pending && !junk && near_best {
+                        self.push_bad(&s, from, i, reading, draw);
+                    }
+                    self.push_skip(i, from, s.cost + skip_cost);
+                    return;
+                }
+                let ranked = rank(self.scorer, reading, &s.pos, Some((&mut self.memo, i as u32)));
+                let best = ranked.first().map_or(f32::INFINITY, |r| r.1);
+                for (shape, cost) in ranked.iter().take(c.max_children) {
+                    if *cost > best + c.prune {
+                        break;
+                    }
+                    self.push(
+                        i + 1,
+                        Child {
+                            from,
+                            cost: s.cost + cost,
+                            plies: vec![PlyInfo {
+                                mv: Some(shape.mv),
+                                status: status_for(*cost),
+                                item: Some(i as u32),
+                                item2: None,
+                                draw_offer: draw,
+                            }],
+                            pending: None,
+                            skip: None,
+                            result: None,
+                        },
+                    );
+                }
+                if best > c.gate_skip || junk {
+                    self.push_skip(i, from, s.cost + skip_cost);
+                }
+                let near_best = s.cost <= self.states[i][0].cost + c.recovery_margin;
+                if best > c.gate && !junk && near_best {
+                    self.push_bad(&s, from, i, reading, draw);
+                    // One ply missing just before this token.
+                    let mut s1 = s.clone();
+                    s1.pending.push(Pending {
+                        status: Status::Missing,
+                        item: None,
+                        draw_offer: false,
+                    });
+                    s1.cost += c.missing;
+                    self.expand_pending(&s1, from, i, reading, draw);
+                    self.expand_merge(&s, from, i, reading, draw);
+                    self.expand_split(&s, from, i, reading, draw);
+                }
+            }
+        }
+    }
+
+    fn push_skip(&mut self, i: usize, from: (usize, usize), cost: f32) {
+        self.push(
+            i + 1,
+            Child {
+                from,
+                cost,
+                plies: Vec::new(),
+                pending: None,
+                skip: Some(i as u32),
+                result: None,
+            },
+        );
+    }
+
+    fn push_bad(&mut self, s: &State, from: (usize, usize), i: usize, r: &S::Reading, draw: bool) {
+        let movelike = self.scorer.looks_like_move(r);
+        let (status, cost) = if movelike {
+            (Status::Illegal, self.costs.illegal)
+        } else {
+            (Status::Unreadable, self.costs.unreadable)
+        };
+        let mut pending = s.pending.clone();
+        pending.push(Pending {
+            status,
+            item: Some(i as u32),
+            draw_offer: draw,
+        });
+        self.push(
+            i + 1,
+            Child {
+                from,
+                cost: s.cost + cost,
+                plies: Vec::new(),
+                pending: Some(pending),
+                skip: None,
+                result: None,
+            },
+        );
+    }
+
+    /// Resolves the pending hidden plies of `s` by enumeration, then reads item `i`.
+    ///
+    /// A hidden ply that had a reading (illegal/unreadable) still leans a little towards
+    /// moves that resemble it; the next move token after `i` breaks ties between
+    /// hypotheses that read item `i` equally well (it only orders them, it adds no cost).
+    fn expand_pending(
+        &mut self,
+        s: &State,
+        from: (usize, usize),
+        i: usize,
+        reading: &S::Reading,
+        draw: bool,
+    ) {
+        let c = self.costs;
+        // (cost so far, position, hidden moves)
+        let mut seqs: Vec<(f32, Chess, Vec<Move>)> = vec![(0.0, s.pos.clone(), Vec::new())];
+        for pend in &s.pending {
+            let hint = pend.item.and_then(|k| match self.items.get(k as usize) {
+                Some(Item::Move { reading, .. }) => Some((reading, k)),
+                _ => None,
+            });
+            let mut next = Vec::new();
+            for (cost, p, ms) in &seqs {
+                let scored: Vec<(Move, f32)> = match hint {
+                    Some((r, k)) => rank(self.scorer, r, p, Some((&mut self.memo, k)))
+                        .into_iter()
+                        .map(|(sh, x)| (sh.mv, c.hidden_text_weight * x))
+                        .collect(),
+                    None => p.legal_moves().into_iter().map(|m| (m, 0.0)).collect(),
+                };
+                for (m, x) in scored {
+                    let mut q = p.clone();
+                    q.play_unchecked(m);
+                    let mut ms2 = ms.clone();
+                    ms2.push(m);
+                    next.push((cost + x, q, ms2));
+                }
+            }
+            seqs = next;
+        }
+        let mut found: Vec<(f32, usize, Move, f32)> = Vec::new();
+        for (k, (hc, p, _)) in seqs.iter().enumerate() {
+            let ranked = rank(self.scorer, reading, p, Some((&mut self.memo, i as u32)));
+            for (shape, cost) in ranked.iter().take(2) {
+                found.push((hc + cost, k, shape.mv, *cost));
+            }
+        }
+        found.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let Some(best) = found.first().map(|f| f.0) else {
+            return;
+        };
+        found.retain(|f| f.0 <= best + c.prune);
+        found.truncate(c.max_lookahead);
+        // Order by what the next move token says about each hypothesis.
+        let next_reading = self.items[i + 1..]
+            .iter()
+            .enumerate()
+            .find_map(|(d, it)| match it {
+                Item::Move { reading, .. } => Some((reading, (i + 1 + d) as u32)),
+                _ => None,
+            });
+        let mut keyed: Vec<(f32, usize)> = found
+            .iter()
+            .enumerate()
+            .map(|(n, (cost, k, mv, _))| {
+                let la = next_reading.map_or(0.0, |(r, j)| {
+                    let mut q = seqs[*k].1.clone();
+                    q.play_unchecked(*mv);
+                    rank(self.scorer, r, &q, Some((&mut self.memo, j)))
+                        .first()
+                        .map_or(c.illegal, |x| x.1.min(c.illegal))
+                });
+                (cost + la, n)
+            })
+            .collect();
+        keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for &(_, n) in keyed.iter().take(c.max_hidden_children) {
+            let (cost, k, mv, mcost) = found[n];
+            let hidden = &seqs[k].2;
+            let mut plies: Vec<PlyInfo> = s
+                .pending
+                .iter()
+                .zip(hidden)
+                .map(|(p, m)| PlyInfo {
+                    mv: Some(*m),
+                    status: p.status,
+                    item: p.item,
+                    item2: None,
+                    draw_offer: p.draw_offer,
+                })
+                .collect();
+            plies.push(PlyInfo {
+                mv: Some(mv),
+                status: status_for(mcost),
+                item: Some(i as u32),
+                item2: None,
+                draw_offer: draw,
+            });
+            self.push(
+                i + 1,
+                Child {
+                    from,
+                    cost: s.cost + cost,
+                    plies,
+                    pending: Some(Vec::new()),
+                    skip: None,
+                    result: None,
+                },
+            );
+        }
+    }
+
+    fn expand_merge(&mut self, s: &State, from: (usize, usize), i: usize, r: &S::Reading, draw: bool) {
+        let Some(Item::Move {
+            reading: r2,
+            draw_offer: d2,
+        }) = self.items.get(i + 1)
+        else {
+            return;
+        };
+        let Some(joined) = self.scorer.merge(r, r2) else {
+            return;
+        };
+        let ranked = rank(self.scorer, &joined, &s.pos, None);
+        if let Some((shape, cost)) = ranked.first() {
+            let status = if *cost < 0.9 { Status::Corrected } else { status_for(*cost) };
+            self.push(
+                i + 2,
+                Child {
+                    from,
+                    cost: s.cost + cost + self.costs.merge,
+                    plies: vec![PlyInfo {
+                        mv: Some(shape.mv),
+                        status,
+                        item: Some(i as u32),
+                        item2: Some(i as u32 + 1),
+                        draw_offer: draw || *d2,
+                    }],
+                    pending: None,
+                    skip: None,
+                    result: None,
+                },
+            );
+        }
+    }
+
+    fn expand_split(&mut self, s: &State, from: (usize, usize), i: usize, r: &S::Reading, draw: bool) {
+        let mut best: Option<(f32, Move, Move)> = None;
+        for (a, b) in self.scorer.splits(r) {
+            let ra = rank(self.scorer, &a, &s.pos, None);
+            for (sa, ca) in ra.iter().take(2) {
+                if *ca > 3.0 {
+                    break;
+                }
+                let mut p = s.pos.clone();
+                p.play_unchecked(sa.mv);
+                if let Some((sb, cb)) = rank(self.scorer, &b, &p, None).first() {
+                    let total = ca + cb;
+                    if best.as_ref().is_none_or(|x| total < x.0) {
+                        best = Some((total, sa.mv, sb.mv));
+                    }
+                }
+            }
+        }
+        if let Some((cost, m1, m2)) = best {
+            let ply = |mv, d| PlyInfo {
+                mv: Some(mv),
+                status: Status::Corrected,
+                item: Some(i as u32),
+                item2: None,
+                draw_offer: d,
+            };
+            self.push(
+                i + 1,
+                Child {
+                    from,
+                    cost: s.cost + cost + self.costs.split,
+                    plies: vec![ply(m1, false), ply(m2, draw)],
+                    pending: None,
+                    skip: None,
+                    result: None,
+                },
+            );
+        }
+    }
+
+    fn expand_number(&mut self, s: &State, from: (usize, usize), digits: &str, black: bool) {
+        let c = self.costs;
+        let i = from.0;
+        let p = s.next_ply();
+        let agrees_now = number_cost(digits, p / 2 + 1) == 0.0 && black == (p % 2 == 1);
+        // d = number of plies the number says are missing before the next token.
+        for d in 0..=(c.max_pending.saturating_sub(s.pending.len())) as u32 {
+            let target = p + d;
+            let number = target / 2 + 1;
+            let side_black = target % 2 == 1;
+            let mut cost = number_cost(digits, number).min(c.number_mismatch);
+            if black != side_black {
+                cost += c.number_side;
+            }
+            if d > 0 {
+                // Only open a gap when the number really says so: it disagrees with the
+                // ply count and agrees with the count after the gap.
+                if agrees_now || number_cost(digits, number) > 0.5 {
+                    continue;
+                }
+                cost += c.missing * d as f32;
+            }
+            let mut pending = s.pending.clone();
+            for _ in 0..d {
+                pending.push(Pending {
+                    status: Status::Missing,
+                    item: None,
+                    draw_offer: false,
+                });
+            }
+            self.push(
+                i + 1,
+                Child {
+                    from,
+                    cost: s.cost + cost,
+                    plies: Vec::new(),
+                    pending: Some(pending),
+                    skip: None,
+                    result: None,
+                },
+            );
+        }
+    }
+
+    fn finish(mut self) -> Search {
+        let n = self.items.len();
+        let last = std::mem::take(&mut self.states[n]);
+        let mut paths: Vec<Path> = last
+            .into_iter()
+            .map(|s| {
+                let mut plies = Vec::new();
+                let mut skipped = Vec::new();
+                let mut node = s.node;
+                while node != NONE {
+                    let nd = &self.nodes[node as usize];
+                    match &nd.kind {
+                        NodeKind::Ply(p) => plies.push(p.clone()),
+                        NodeKind::Skip(i) => skipped.push(*i),
+                    }
+                    node = nd.parent;
+                }
+                plies.reverse();
+                skipped.reverse();
+                let mut cost = s.cost;
+                // Pending plies at the end: illegal/unreadable readings stay, without a
+                // move; missing plies at the very end are unobservable and dropped.
+                for p in &s.pending {
+                    if p.status != Status::Missing {
+                        plies.push(PlyInfo {
+                            mv: None,
+                            status: p.status,
+                            item: p.item,
+                            item2: None,
+                            draw_offer: p.draw_offer,
+                        });
+                    } else {
+                        cost -= self.costs.missing;
+                    }
+                }
+                Path {
+                    cost,
+                    plies,
+                    skipped,
+                    result: s.result,
+                }
+            })
+            .collect();
+        paths.sort_by(|a, b| a.cost.total_cmp(&b.cost));
+        Search { paths }
+    }
+}
+
+/// Cost of reading `digits` where the move number `n` was written: 0 when equal, cheap
+/// when two consecutive numbers ran together (`910` for `9` `10`, then `n` = 10).
+fn number_cost(digits: &str, n: u32) -> f32 {
+    let want = n.to_string();
+    if digits == want {
+        return 0.0;
+    }
+    if digits.len() > want.len() && digits.ends_with(&want) {
+        let head = &digits[..digits.len() - want.len()];
+        if head.parse::<u32>().ok() == n.checked_sub(1) {
+            return 0.3;
+        }
+    }
+    // Plain edit distance on digits.
+    let a: Vec<char> = digits.chars().collect();
+    let b: Vec<char> = want.chars().collect();
+    let mut prev: Vec<f32> = (0..=b.len()).map(|j| j as f32 * 4.0).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i as f32 * 4.0; b.len() + 1];
+        for j in 1..=b.len() {
+            let sub = if a[i - 1] == b[j - 1] { 0.0 } else { 4.0 };
+            cur[j] = (prev[j - 1] + sub).min(prev[j] + 4.0).min(cur[j - 1] + 4.0);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_costs() {
+        assert_eq!(number_cost("9", 9), 0.0);
+        assert_eq!(number_cost("910", 10), 0.3);
+        assert!(number_cost("910", 9) >= 4.0);
+        assert_eq!(number_cost("12", 13), 4.0);
+    }
+}

@@ -1,0 +1,541 @@
+//! The repair engine: noisy readings in, the most probable legal game out.
+//!
+//! Input: a sequence of [`Item`]s — move readings (text with alternatives today, CTC
+//! matrices later, through the [`Scorer`] trait), move numbers and results — or plain
+//! text for [`repair_text`]. Output: a [`Game`] whose every ply has a status, a
+//! confidence and its runner-up moves.
+//!
+//! The search ([`engine`]) is a beam over legal positions. Move numbers are anchors; a
+//! ply that left no text is reported `missing` (with a best guess) rather than shifting
+//! every later move; a reading no legal move is close to stays `illegal` with its text.
+//! Confidence is the posterior share of the final beam that agrees with the chosen move.
+//!
+//! ```
+//! use hamle::decode::{repair_text, DecodeConfig};
+//! use hamle::record::Status;
+//! let games = repair_text("1. e4 e5 2. Af3 Ac6 3. Fb5 a6", &DecodeConfig::default()).unwrap();
+//! let g = &games[0];
+//! assert_eq!(g.lang.code, "tr");
+//! assert_eq!(g.plies.len(), 6);
+//! assert!(g.plies.iter().all(|p| p.status == Status::Ok));
+//! assert_eq!(g.plies[4].san.as_ref().unwrap().to_string(), "Bb5");
+//! ```
+
+pub mod engine;
+pub mod scorer;
+
+use shakmaty::{Chess, Position};
+
+use crate::notation::lexer::{lex, LexedGame, TokenKind};
+use crate::notation::{Lang, LANGS};
+use crate::record::{Alternative, Game, GameResult, PlyRecord, Status, Termination};
+use crate::rules;
+pub use scorer::{Scorer, TextReading, TextScorer};
+
+/// One input item of the engine.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item<R> {
+    /// What was read where a move was written.
+    Move { reading: R, draw_offer: bool },
+    /// A move number as written (`digits` may be noisy or run together).
+    Number { digits: String, black: bool },
+    /// A result token.
+    Result(GameResult),
+}
+
+/// The prices of the engine's transitions, in nats (negative log-probabilities).
+#[derive(Debug, Clone)]
+pub struct Costs {
+    /// A ply that left no text.
+    pub missing: f32,
+    /// A token that is not a ply (stray word, duplicate).
+    pub skip: f32,
+    /// A token with no letters or digits.
+    pub skip_junk: f32,
+    /// A token after the game is over (mate, stalemate).
+    pub skip_after_end: f32,
+    /// A ply written as a move that no legal move is close to.
+    pub illegal: f32,
+    /// A ply whose text does not read as a move.
+    pub unreadable: f32,
+    /// Two tokens read as one move.
+    pub merge: f32,
+    /// One token read as two moves.
+    pub split: f32,
+    /// Most a disagreeing move number can cost.
+    pub number_mismatch: f32,
+    /// A `N...` number where White is to move.
+    pub number_side: f32,
+    /// Hypotheses worse than the best by more than this are dropped.
+    pub prune: f32,
+    /// Above this match cost, the engine also tries bad-token, missing, merge and split.
+    pub gate: f32,
+    /// Above this match cost, the engine also tries skipping the token.
+    pub gate_skip: f32,
+    /// Moves kept per reading.
+    pub max_children: usize,
+    /// Hypotheses kept per pending-ply enumeration.
+    pub max_hidden_children: usize,
+    /// Most plies hidden at once (missing, illegal, unreadable) before a token anchors them.
+    pub max_pending: usize,
+    /// Above the best state's cost by more than this, a state gets no recovery moves
+    /// (bad token, missing, merge, split): they are expensive and it is unlikely anyway.
+    pub recovery_margin: f32,
+    /// Weight of an illegal/unreadable reading's text when guessing its hidden move.
+    pub hidden_text_weight: f32,
+    /// Hypotheses re-ranked by the next token when resolving hidden plies.
+    pub max_lookahead: usize,
+    /// Softmax temperature turning path costs into confidences.
+    pub temperature: f32,
+}
+
+impl Default for Costs {
+    fn default() -> Self {
+        Costs {
+            missing: 5.0,
+            skip: 5.5,
+            skip_junk: 1.0,
+            skip_after_end: 2.0,
+            illegal: 5.0,
+            unreadable: 4.5,
+            merge: 3.0,
+            split: 3.0,
+            number_mismatch: 5.0,
+            number_side: 1.5,
+            prune: 8.0,
+            gate: 4.0,
+            gate_skip: 2.5,
+            max_children: 4,
+            max_hidden_children: 8,
+            max_pending: 2,
+            recovery_margin: 3.0,
+            hidden_text_weight: 0.5,
+            max_lookahead: 64,
+            temperature: 1.0,
+        }
+    }
+}
+
+/// How the engine reads one input.
+#[derive(Debug, Clone)]
+pub struct DecodeConfig {
+    /// The notation language; `None` detects it per game (`--lang auto`).
+    pub lang: Option<&'static Lang>,
+    /// Beam width (states kept per input token).
+    pub beam: usize,
+    pub costs: Costs,
+    /// Most tokens read as one game.
+    pub max_tokens: usize,
+}
+
+impl Default for DecodeConfig {
+    fn default() -> Self {
+        DecodeConfig {
+            lang: None,
+            beam: 24,
+            costs: Costs::default(),
+            max_tokens: 4000,
+        }
+    }
+}
+
+/// Why an input could not be read as chess at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RepairError {
+    /// The input holds no move text.
+    Empty,
+    /// The input is text but hardly any of it reads as moves.
+    NotChess { tokens: usize, movelike: usize },
+    /// One game's movetext is longer than the engine accepts.
+    TooLong { tokens: usize, max: usize },
+}
+
+impl std::fmt::Display for RepairError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RepairError::Empty => write!(f, "no move text found"),
+            RepairError::NotChess { tokens, movelike } => write!(
+                f,
+                "this does not look like chess move text ({movelike} of {tokens} words look like moves)"
+            ),
+            RepairError::TooLong { tokens, max } => write!(
+                f,
+                "one game has {tokens} tokens; at most {max} are read per game"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RepairError {}
+
+/// Repairs every game in `text` (PGN, book text or OCR output).
+///
+/// # Errors
+///
+/// [`RepairError`] when the text holds no game at all; a game with doubtful moves is
+/// not an error (see [`crate::record::Status`]).
+pub fn repair_text(text: &str, cfg: &DecodeConfig) -> Result<Vec<Game>, RepairError> {
+    let lexed = lex(text);
+    let (mut moves, mut movelike) = (0usize, 0usize);
+    for g in &lexed {
+        for t in &g.tokens {
+            if let TokenKind::Move { text, .. } = &t.kind {
+                moves += 1;
+                movelike += usize::from(scorer::text_looks_like_move(text));
+            }
+        }
+    }
+    if movelike == 0 {
+        return Err(if moves == 0 {
+            RepairError::Empty
+        } else {
+            RepairError::NotChess {
+                tokens: moves,
+                movelike,
+            }
+        });
+    }
+    if movelike * 10 < moves * 3 {
+        return Err(RepairError::NotChess {
+            tokens: moves,
+            movelike,
+        });
+    }
+    let mut games = Vec::new();
+    for g in lexed {
+        if g.tokens.len() > cfg.max_tokens {
+            return Err(RepairError::TooLong {
+                tokens: g.tokens.len(),
+                max: cfg.max_tokens,
+            });
+        }
+        let has_moves = g
+            .tokens
+            .iter()
+            .any(|t| matches!(&t.kind, TokenKind::Move { text, .. } if scorer::text_looks_like_move(text)));
+        if has_moves {
+            games.push(repair_lexed(g, cfg));
+        }
+    }
+    Ok(games)
+}
+
+/// Repairs one lexed game.
+pub fn repair_lexed(g: LexedGame, cfg: &DecodeConfig) -> Game {
+    let items: Vec<Item<TextReading>> = g
+        .tokens
+        .iter()
+        .map(|t| match &t.kind {
+            TokenKind::Move {
+                text, draw_offer, ..
+            } => Item::Move {
+                reading: TextReading::plain(text),
+                draw_offer: *draw_offer,
+            },
+            TokenKind::Number { digits, black } => Item::Number {
+                digits: digits.clone(),
+                black: *black,
+            },
+            TokenKind::Result(r) => Item::Result(*r),
+        })
+        .collect();
+    let langs: Vec<&'static Lang> = match cfg.lang {
+        Some(l) => vec![l],
+        None => detect_langs(&items),
+    };
+    let mut best: Option<(f32, Game)> = None;
+    for lang in langs {
+        let scorer = TextScorer::new(lang);
+        let (cost, mut game) = decode(&items, &scorer, cfg, lang);
+        game.headers.clone_from(&g.headers);
+        if best.as_ref().is_none_or(|b| cost < b.0) {
+            best = Some((cost, game));
+        }
+    }
+    best.map(|b| b.1).unwrap_or_else(|| empty_game(LANGS.first().unwrap_or_else(|| unreachable_lang())))
+}
+
+fn unreachable_lang() -> &'static Lang {
+    crate::notation::turkish()
+}
+
+fn empty_game(lang: &'static Lang) -> Game {
+    Game {
+        headers: Vec::new(),
+        lang,
+        start: Chess::default(),
+        plies: Vec::new(),
+        result: GameResult::Unknown,
+        termination: Termination::Unterminated,
+        ignored: Vec::new(),
+        notes: Vec::new(),
+    }
+}
+
+/// The languages worth decoding a game in, best first (at most two).
+fn detect_langs(items: &[Item<TextReading>]) -> Vec<&'static Lang> {
+    let mut scores: Vec<(i64, &'static Lang)> = LANGS
+        .iter()
+        .map(|l| {
+            let mut score = 0i64;
+            for it in items {
+                if let Item::Move { reading, .. } = it {
+                    let Some(c) = reading.alts.first().and_then(|a| a.0.chars().next()) else {
+                        continue;
+                    };
+                    if !c.is_uppercase() || matches!(c, 'O') {
+                        continue;
+                    }
+                    if l.role_of(c).is_some() {
+                        score += 1;
+                    } else {
+                        score -= 1;
+                    }
+                }
+            }
+            (score, l)
+        })
+        .collect();
+    // Stable: ties keep table order (Turkish first).
+    scores.sort_by(|a, b| b.0.cmp(&a.0));
+    let top = scores[0].0;
+    scores
+        .into_iter()
+        .filter(|(s, _)| *s >= top - 2)
+        .take(2)
+        .map(|(_, l)| l)
+        .collect()
+}
+
+/// Decodes items with any scorer into a game; also returns the best path's cost.
+pub fn decode<S: Scorer>(
+    items: &[Item<S::Reading>],
+    scorer: &S,
+    cfg: &DecodeConfig,
+    lang: &'static Lang,
+) -> (f32, Game) {
+    let start = Chess::default();
+    let search = engine::search(items, scorer, &cfg.costs, cfg.beam, &start);
+    let Some(best) = search.paths.first() else {
+        return (f32::INFINITY, empty_game(lang));
+    };
+    let tau = cfg.costs.temperature.max(1e-3);
+    let weights: Vec<f32> = search
+        .paths
+        .iter()
+        .map(|p| (-(p.cost - best.cost) / tau).exp())
+        .collect();
+    let total: f32 = weights.iter().sum();
+    let text_of = |i: Option<u32>| -> Option<String> {
+        match items.get(i? as usize)? {
+            Item::Move { reading, .. } => Some(scorer.text(reading)),
+            Item::Number { digits, .. } => Some(digits.clone()),
+            Item::Result(r) => Some(r.as_pgn().to_string()),
+        }
+    };
+    let mut pos = start.clone();
+    let mut plies = Vec::with_capacity(best.plies.len());
+    let mut alive = true;
+    for (j, p) in best.plies.iter().enumerate() {
+        let mv = if alive { p.mv } else { None };
+        // Posterior of this ply's move over the final beam.
+        let mut agree = 0.0f32;
+        let mut others: Vec<(shakmaty::Move, f32)> = Vec::new();
+        for (path, w) in search.paths.iter().zip(&weights) {
+            match path.plies.get(j).and_then(|q| q.mv) {
+                Some(m) if Some(m) == mv => agree += w,
+                Some(m) => match others.iter_mut().find(|o| o.0 == m) {
+                    Some(o) => o.1 += w,
+                    None => others.push((m, *w)),
+                },
+                None => {}
+            }
+        }
+        let confidence = if mv.is_some() { agree / total } else { 0.0 };
+        others.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let alternatives = others
+            .into_iter()
+            .filter(|(m, _)| pos.is_legal(*m))
+            .take(3)
+            .map(|(m, w)| Alternative {
+                mv: m,
+                san: rules::san_plus(&pos, &m),
+                prob: w / total,
+            })
+            .collect();
+        let read = match (text_of(p.item), text_of(p.item2)) {
+            (Some(a), Some(b)) => Some(format!("{a} {b}")),
+            (a, _) => a,
+        };
+        let san = mv.map(|m| rules::san_plus(&pos, &m));
+        if let Some(m) = mv {
+            pos.play_unchecked(m);
+        } else {
+            alive = false;
+        }
+        plies.push(PlyRecord {
+            ply: j as u32 + 1,
+            mv,
+            san,
+            read,
+            confidence,
+            status: p.status,
+            draw_offer: p.draw_offer,
+            alternatives,
+        });
+    }
+    let ignored = best.skipped.iter().filter_map(|&i| text_of(Some(i))).collect();
+    let mut game = Game {
+        headers: Vec::new(),
+        lang,
+        start: start.clone(),
+        plies,
+        result: GameResult::Unknown,
+        termination: Termination::Unterminated,
+        ignored,
+        notes: Vec::new(),
+    };
+    settle_result(&mut game, best.result);
+    (best.cost, game)
+}
+
+/// Sets the result and termination from the rules and the result token read.
+fn settle_result(game: &mut Game, read: Option<GameResult>) {
+    let moves: Vec<shakmaty::Move> = game.plies.iter().map_while(|p| p.mv).collect();
+    let ending = rules::ending(&game.start, &moves);
+    match ending {
+        Some(e) => {
+            game.result = e.result;
+            game.termination = e.termination;
+            if e.after_ply + 1 < game.plies.len() {
+                game.notes.push(format!(
+                    "{} after ply {}; play continued",
+                    match e.termination {
+                        Termination::ThreefoldRepetition => "threefold repetition",
+                        Termination::FiftyMoves => "fifty-move rule",
+                        Termination::InsufficientMaterial => "insufficient material",
+                        _ => "game over",
+                    },
+                    e.after_ply + 1
+                ));
+            }
+            if let Some(r) = read {
+                if r != e.result && r != GameResult::Unknown {
+                    game.notes.push(format!(
+                        "result written as {} but the rules give {}",
+                        r.as_pgn(),
+                        e.result.as_pgn()
+                    ));
+                }
+            }
+        }
+        None => {
+            if let Some(r) = read {
+                game.result = r;
+                if r != GameResult::Unknown {
+                    game.termination = Termination::ResultGiven;
+                }
+            }
+        }
+    }
+    let _ = Position::turn(&game.start);
+    let _ = Status::Ok;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notation::{english, turkish};
+
+    const SEED_001: &str = "1. d4 Af6 2. c4 e6 3. Af3 Fb4+ 4. Abd2 b6 5. a3 Fxd2+ 6. Fxd2 Fb7 7. b4 d6 8. Fg5 Abd7 9. e3 Ve7 10. Fe2 O-O-O 11. O-O Khf8 =";
+    const SEED_000: &str = "1 d4 Af6 2 c4 e6 3 Af3 Fb4+ 4 Abd2 b6 5 a3 Fxd2+ 6 Fxd2 Fb7 7 b4 d6 8 Fg5 Abd7 910 Fe2 OOO 11 OO Khf8";
+    const SEED_SAN: &str = "d4 Nf6 c4 e6 Nf3 Bb4+ Nbd2 b6 a3 Bxd2+ Bxd2 Bb7 b4 d6 Bg5 Nbd7 e3 Qe7 Be2 O-O-O O-O Rhf8";
+
+    fn sans(g: &Game) -> Vec<String> {
+        g.plies
+            .iter()
+            .map(|p| p.san.as_ref().map_or("?".into(), |s| s.to_string()))
+            .collect()
+    }
+
+    fn one(text: &str, cfg: &DecodeConfig) -> Game {
+        let mut v = repair_text(text, cfg).unwrap();
+        assert_eq!(v.len(), 1);
+        v.remove(0)
+    }
+
+    #[test]
+    fn seed_001_sample_game_reads_clean() {
+        let g = one(SEED_001, &DecodeConfig::default());
+        assert_eq!(g.lang.code, "tr");
+        assert_eq!(sans(&g).join(" "), SEED_SAN);
+        for p in &g.plies {
+            assert_eq!(p.status, Status::Ok, "ply {} {:?}", p.ply, p.read);
+            assert!(p.confidence > 0.9, "ply {} conf {}", p.ply, p.confidence);
+        }
+        assert!(g.plies[21].draw_offer);
+        assert!(g.plies[..21].iter().all(|p| !p.draw_offer));
+    }
+
+    #[test]
+    fn seed_000_garbled_line_reports_the_gap() {
+        let g = one(SEED_000, &DecodeConfig::default());
+        let got = sans(&g);
+        let want: Vec<&str> = SEED_SAN.split(' ').collect();
+        assert_eq!(got.len(), 22, "{got:?}");
+        for j in (0..16).chain(18..22) {
+            assert_eq!(got[j], want[j], "ply {}", j + 1);
+            assert!(matches!(g.plies[j].status, Status::Ok | Status::Corrected));
+        }
+        assert_eq!(g.plies[16].status, Status::Missing);
+        assert_eq!(g.plies[17].status, Status::Missing);
+        assert!(g.plies[16].read.is_none());
+    }
+
+    #[test]
+    fn english_pgn_is_detected() {
+        let g = one(
+            "[Event \"x\"]\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 1-0",
+            &DecodeConfig::default(),
+        );
+        assert_eq!(g.lang, english());
+        assert_eq!(g.plies.len(), 10);
+        assert_eq!(g.result, GameResult::WhiteWins);
+        assert_eq!(g.termination, Termination::ResultGiven);
+    }
+
+    #[test]
+    fn an_illegal_move_is_kept_not_forced() {
+        // 3. Şh6 is nothing like a legal move (the king cannot get near h6).
+        let cfg = DecodeConfig {
+            lang: Some(turkish()),
+            ..Default::default()
+        };
+        let g = one("1. e4 e5 2. Af3 Ac6 3. Şh6 Af6 4. d3 Fc5", &cfg);
+        assert_eq!(g.plies.len(), 8);
+        assert_eq!(g.plies[4].status, Status::Illegal);
+        assert_eq!(g.plies[4].read.as_deref(), Some("Şh6"));
+        assert!(g.plies[4].confidence < 0.9);
+        assert_eq!(g.plies[5].san.as_ref().unwrap().to_string(), "Nf6");
+        assert_eq!(g.plies[7].san.as_ref().unwrap().to_string(), "Bc5");
+    }
+
+    #[test]
+    fn bad_input_is_an_error_not_a_panic() {
+        let cfg = DecodeConfig::default();
+        assert_eq!(repair_text("", &cfg).unwrap_err(), RepairError::Empty);
+        assert!(matches!(
+            repair_text("Bu bir satranç oyunu değil, sadece düz yazı.", &cfg),
+            Err(RepairError::NotChess { .. })
+        ));
+    }
+
+    #[test]
+    fn checkmate_sets_the_result() {
+        let g = one("1. f3 e5 2. g4 Vh4++", &DecodeConfig::default());
+        assert_eq!(g.result, GameResult::BlackWins);
+        assert_eq!(g.termination, Termination::Checkmate);
+        assert_eq!(g.plies[3].san.as_ref().unwrap().to_string(), "Qh4#");
+    }
+}

@@ -1,0 +1,29 @@
+//! hamle turns photos and scans of chess games — and the noisy text any OCR gives back —
+//! into verified game records.
+//!
+//! The pipeline, one module per stage, plain data between them:
+//!
+//! ```text
+//! text ──► notation::lexer ──► decode (rules + scorer) ──► record::Game ──► output
+//! ```
+//!
+//! - [`input`]: input bytes into text (UTF-8, UTF-16, Windows-1254), with a size cap.
+//! - [`notation`]: the letters of each language, a lenient lexer, a SAN formatter.
+//! - [`rules`]: a thin layer over `shakmaty`: legal moves as spellable shapes, game end.
+//! - [`decode`]: the repair engine — a beam search over legal moves that scores what was
+//!   read against each move's spellings and reports doubt as data.
+//! - [`record`]: the decoded game.
+//! - [`output`]: PGN, Turkish text, JSON.
+//! - [`eval`]: the noise generator and accuracy reports behind `hamle eval`.
+//!
+//! # Feature flags
+//!
+//! None yet.
+
+pub mod decode;
+pub mod eval;
+pub mod input;
+pub mod notation;
+pub mod output;
+pub mod record;
+pub mod rules;

@@ -1,0 +1,440 @@
+//! A lenient lexer for written move text: PGN, book text, OCR output.
+//!
+//! Input: `&str`. Output: [`LexedGame`]s — PGN tags and a flat list of [`Token`]s
+//! (move numbers, move texts, results). Nothing here knows the board: a token is only
+//! *syntax*, and a noisy one stays a [`TokenKind::Move`] for `decode` to judge.
+//!
+//! What it strips or folds: PGN comments `{…}` and `;…`, variations `(…)`, NAGs `$n`,
+//! `!`/`?` glyphs; `=` or `(=)` after a move becomes a draw offer on that move; `e.p.`/`ep`
+//! marks the move before it; `×` and `:` read as `x`; long dashes as `-`.
+
+use std::ops::Range;
+
+use crate::record::GameResult;
+
+/// One lexed token with its byte span in the input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Token {
+    pub kind: TokenKind,
+    pub span: Range<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TokenKind {
+    /// A move number: `9.`, `9`, `9...`, or digits run together such as `910`.
+    Number {
+        /// The digits as written (OCR may have merged two numbers).
+        digits: String,
+        /// Written with `...`: the next move is Black's.
+        black: bool,
+    },
+    /// Text in a move's place, as read (annotation glyphs removed).
+    Move {
+        text: String,
+        /// `=` followed the move: a draw offer.
+        draw_offer: bool,
+        /// `e.p.` followed the move.
+        en_passant: bool,
+    },
+    /// A game result.
+    Result(GameResult),
+}
+
+/// The tags and tokens of one game.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LexedGame {
+    pub headers: Vec<(String, String)>,
+    pub tokens: Vec<Token>,
+}
+
+/// Splits `text` into games and lexes each. A new game starts at a PGN tag section that
+/// follows movetext, and after a result token that is followed by more tokens.
+pub fn lex(text: &str) -> Vec<LexedGame> {
+    let mut games = Vec::new();
+    let mut cur = LexedGame::default();
+    let mut words: Vec<(usize, usize)> = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    let mut depth_paren = 0usize;
+
+    // First pass: cut the text into words, handling tags, comments and variations.
+    let flush_words = |words: &mut Vec<(usize, usize)>, cur: &mut LexedGame, games: &mut Vec<LexedGame>| {
+        for (s, e) in words.drain(..) {
+            lex_word(text, s, e, cur, games);
+        }
+    };
+    while i < bytes.len() {
+        let c = bytes[i];
+        match c {
+            b'[' if depth_paren == 0 && at_line_start(bytes, i) => {
+                let end = find_byte(bytes, i, b'\n').unwrap_or(bytes.len());
+                let line = &text[i..end];
+                if let Some((k, v)) = parse_tag(line) {
+                    flush_words(&mut words, &mut cur, &mut games);
+                    if !cur.tokens.is_empty() {
+                        games.push(std::mem::take(&mut cur));
+                    }
+                    cur.headers.push((k, v));
+                } else {
+                    words.extend(split_words(text, i, end));
+                }
+                i = end;
+            }
+            b'{' => {
+                i = find_byte(bytes, i, b'}').map_or(bytes.len(), |e| e + 1);
+            }
+            b';' if depth_paren == 0 => {
+                i = find_byte(bytes, i, b'\n').unwrap_or(bytes.len());
+            }
+            b'(' => {
+                // `(=)` is a draw offer, not a variation.
+                if text[i..].starts_with("(=)") && depth_paren == 0 {
+                    words.push((i + 1, i + 2));
+                    i += 3;
+                } else {
+                    depth_paren += 1;
+                    i += 1;
+                }
+            }
+            b')' => {
+                depth_paren = depth_paren.saturating_sub(1);
+                i += 1;
+            }
+            _ if depth_paren > 0 => i += 1,
+            _ => {
+                let start = i;
+                while i < bytes.len() && !is_break(bytes[i]) {
+                    i += 1;
+                }
+                if i == start {
+                    i += 1;
+                } else {
+                    words.push((start, i));
+                }
+            }
+        }
+    }
+    flush_words(&mut words, &mut cur, &mut games);
+    if !cur.tokens.is_empty() || !cur.headers.is_empty() {
+        games.push(cur);
+    }
+    games
+}
+
+fn is_break(b: u8) -> bool {
+    matches!(
+        b,
+        b' ' | b'\t' | b'\n' | b'\r' | b',' | b'{' | b'(' | b')' | b'[' | b']' | b';'
+    )
+}
+
+fn at_line_start(bytes: &[u8], i: usize) -> bool {
+    bytes[..i]
+        .iter()
+        .rev()
+        .take_while(|&&b| b != b'\n')
+        .all(|b| b.is_ascii_whitespace())
+}
+
+fn find_byte(bytes: &[u8], from: usize, b: u8) -> Option<usize> {
+    bytes[from..].iter().position(|&x| x == b).map(|p| p + from)
+}
+
+fn split_words(text: &str, s: usize, e: usize) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = s;
+    while i < e {
+        while i < e && is_break(bytes[i]) {
+            i += 1;
+        }
+        let st = i;
+        while i < e && !is_break(bytes[i]) {
+            i += 1;
+        }
+        if i > st {
+            out.push((st, i));
+        }
+    }
+    out
+}
+
+/// `[Key "Value"]` → (Key, Value).
+fn parse_tag(line: &str) -> Option<(String, String)> {
+    let inner = line.trim().strip_prefix('[')?.strip_suffix(']')?;
+    let (k, rest) = inner.split_once(char::is_whitespace)?;
+    let v = rest.trim().strip_prefix('"')?.strip_suffix('"')?;
+    if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    Some((k.to_string(), v.replace("\\\"", "\"")))
+}
+
+/// Folds typographic variants into the characters the scorer knows.
+fn normalize(word: &str) -> String {
+    word.chars()
+        .filter_map(|c| match c {
+            '×' | ':' => Some('x'),
+            '–' | '—' | '−' | '‐' => Some('-'),
+            '!' | '?' | '‼' | '⁇' | '⁈' | '⁉' | '\u{feff}' | '"' | '\'' | '´' | '`' => None,
+            c => Some(c),
+        })
+        .collect()
+}
+
+fn result_of(w: &str) -> Option<GameResult> {
+    match w {
+        "1-0" => Some(GameResult::WhiteWins),
+        "0-1" => Some(GameResult::BlackWins),
+        "1/2-1/2" | "½-½" | "1/2" | "½" | "=-=" | "0.5-0.5" => Some(GameResult::Draw),
+        "*" => Some(GameResult::Unknown),
+        _ => None,
+    }
+}
+
+fn is_ep_mark(w: &str) -> bool {
+    matches!(
+        w.to_ascii_lowercase().as_str(),
+        "e.p." | "e.p" | "ep" | "ep." | "(ep)" | "a.p." | "i.p."
+    )
+}
+
+fn push(cur: &mut LexedGame, games: &mut Vec<LexedGame>, kind: TokenKind, span: Range<usize>) {
+    // A result followed by more moves: the next game starts.
+    if let Some(Token {
+        kind: TokenKind::Result(_),
+        ..
+    }) = cur.tokens.last()
+    {
+        if !matches!(kind, TokenKind::Result(_)) {
+            games.push(std::mem::take(cur));
+        }
+    }
+    cur.tokens.push(Token { kind, span });
+}
+
+/// Marks the last move token (if the previous token is one).
+fn mark_last(cur: &mut LexedGame, f: impl FnOnce(&mut bool, &mut bool)) -> bool {
+    if let Some(Token {
+        kind:
+            TokenKind::Move {
+                draw_offer,
+                en_passant,
+                ..
+            },
+        ..
+    }) = cur.tokens.last_mut()
+    {
+        f(draw_offer, en_passant);
+        true
+    } else {
+        false
+    }
+}
+
+fn lex_word(text: &str, s: usize, e: usize, cur: &mut LexedGame, games: &mut Vec<LexedGame>) {
+    let raw = &text[s..e];
+    let w = normalize(raw);
+    if w.is_empty() || (w.starts_with('$') && w[1..].bytes().all(|b| b.is_ascii_digit())) {
+        return;
+    }
+    if let Some(r) = result_of(&w) {
+        push(cur, games, TokenKind::Result(r), s..e);
+        return;
+    }
+    if w == "=" {
+        mark_last(cur, |d, _| *d = true);
+        return;
+    }
+    if is_ep_mark(&w) {
+        mark_last(cur, |_, ep| *ep = true);
+        return;
+    }
+    if w == "+" || w == "#" || w == "++" {
+        if let Some(Token {
+            kind: TokenKind::Move { text, .. },
+            ..
+        }) = cur.tokens.last_mut()
+        {
+            text.push_str(&w);
+        }
+        return;
+    }
+    // Leading move number: `12.`, `12...`, `12.e4`, `12...Af6`, `12…`.
+    let digits: String = w.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let after = &w[digits.len()..];
+    if !digits.is_empty() {
+        let dots = after
+            .chars()
+            .take_while(|&c| c == '.' || c == '…')
+            .collect::<String>();
+        if after.is_empty() || !dots.is_empty() {
+            let black = dots.chars().count() >= 2 || dots.contains('…');
+            push(
+                cur,
+                games,
+                TokenKind::Number {
+                    digits: digits.clone(),
+                    black,
+                },
+                s..e,
+            );
+            let rest = &after[dots.len()..];
+            if !rest.is_empty() {
+                push_move(cur, games, rest, s..e);
+            }
+            return;
+        }
+    }
+    push_move(cur, games, &w, s..e);
+}
+
+fn push_move(cur: &mut LexedGame, games: &mut Vec<LexedGame>, w: &str, span: Range<usize>) {
+    let mut text = w.to_string();
+    let mut draw_offer = false;
+    let mut en_passant = false;
+    let lower = text.to_ascii_lowercase();
+    for suffix in ["e.p.", "e.p", "ep.", "ep"] {
+        if lower.len() > suffix.len() + 1 && lower.ends_with(suffix) {
+            text.truncate(text.len() - suffix.len());
+            en_passant = true;
+            break;
+        }
+    }
+    // A trailing `=` is a draw offer unless a promotion letter could follow (`e8=`).
+    if text.len() > 1 && text.ends_with('=') {
+        text.pop();
+        draw_offer = true;
+    }
+    if text.is_empty() {
+        return;
+    }
+    push(
+        cur,
+        games,
+        TokenKind::Move {
+            text,
+            draw_offer,
+            en_passant,
+        },
+        span,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(text: &str) -> Vec<TokenKind> {
+        lex(text)
+            .into_iter()
+            .flat_map(|g| g.tokens)
+            .map(|t| t.kind)
+            .collect()
+    }
+
+    fn mv(t: &str) -> TokenKind {
+        TokenKind::Move {
+            text: t.into(),
+            draw_offer: false,
+            en_passant: false,
+        }
+    }
+
+    fn num(d: &str, black: bool) -> TokenKind {
+        TokenKind::Number {
+            digits: d.into(),
+            black,
+        }
+    }
+
+    #[test]
+    fn numbers_with_and_without_dots() {
+        assert_eq!(
+            kinds("9. e3 Ve7 10.Fe2 10... O-O-O 11 OO"),
+            vec![
+                num("9", false),
+                mv("e3"),
+                mv("Ve7"),
+                num("10", false),
+                mv("Fe2"),
+                num("10", true),
+                mv("O-O-O"),
+                num("11", false),
+                mv("OO")
+            ]
+        );
+    }
+
+    #[test]
+    fn draw_offer_and_en_passant() {
+        let k = kinds("11. O-O Khf8 = 12. dxc6 e.p. Kf7= 13. exd6ep (=)");
+        assert_eq!(
+            k[2],
+            TokenKind::Move {
+                text: "Khf8".into(),
+                draw_offer: true,
+                en_passant: false
+            }
+        );
+        assert_eq!(
+            k[4],
+            TokenKind::Move {
+                text: "dxc6".into(),
+                draw_offer: false,
+                en_passant: true
+            }
+        );
+        assert_eq!(
+            k[5],
+            TokenKind::Move {
+                text: "Kf7".into(),
+                draw_offer: true,
+                en_passant: false
+            }
+        );
+        assert_eq!(
+            k[7],
+            TokenKind::Move {
+                text: "exd6".into(),
+                draw_offer: true,
+                en_passant: true
+            }
+        );
+    }
+
+    #[test]
+    fn pgn_tags_comments_variations_and_games() {
+        let text = "[Event \"Test\"]\n[White \"A\"]\n\n1. e4 {best} e5 (1... c5 2. Nf3) 2. Nf3! $1 Nc6?! 1-0\n\n[Event \"Two\"]\n1. d4 d5 *\n1. c4 0-1";
+        let games = lex(text);
+        assert_eq!(games.len(), 3);
+        assert_eq!(games[0].headers[0], ("Event".into(), "Test".into()));
+        assert_eq!(
+            games[0].tokens.iter().map(|t| &t.kind).collect::<Vec<_>>(),
+            vec![
+                &num("1", false),
+                &mv("e4"),
+                &mv("e5"),
+                &num("2", false),
+                &mv("Nf3"),
+                &mv("Nc6"),
+                &TokenKind::Result(GameResult::WhiteWins)
+            ]
+        );
+        assert_eq!(games[1].headers[0].1, "Two");
+        assert_eq!(games[2].tokens.len(), 3);
+    }
+
+    #[test]
+    fn typographic_variants_fold() {
+        assert_eq!(kinds("Vxd3 V×d3 V:d3"), vec![mv("Vxd3"), mv("Vxd3"), mv("Vxd3")]);
+        assert_eq!(kinds("0–0"), vec![mv("0-0")]);
+    }
+
+    #[test]
+    fn garbage_does_not_panic() {
+        for s in ["", "[", "{", "(((", "1...", "...", "=", "e.p.", "[Event", "½", "\u{0}\u{1}"] {
+            let _ = lex(s);
+        }
+    }
+}
