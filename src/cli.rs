@@ -274,16 +274,17 @@ fn pending(command: &str) -> ExitCode {
 }
 
 fn eval_repair(args: &RepairEvalArgs) -> anyhow::Result<ExitCode> {
-    let defaults = RepairEvalOptions::default();
-    let opts = RepairEvalOptions {
+    let mut opts = RepairEvalOptions {
         paths: args.paths.clone(),
         noise: args.noise.clone(),
-        drop: args.drop.unwrap_or(defaults.drop),
         seed: args.seed,
         games: args.games,
         auto_lang: args.auto_lang,
-        ..defaults
+        ..Default::default()
     };
+    if let Some(drop) = args.drop {
+        opts.drop = drop;
+    }
     let report = hamle::eval::run(&opts)?;
     let mut out = io::stdout().lock();
     if args.json {

@@ -313,7 +313,7 @@ mod tests {
 
     #[test]
     fn size_cap() {
-        let data = vec![b'a'; 100];
+        let data = [b'a'; 100];
         assert_eq!(read_text(&data[..], 100).unwrap().text.len(), 100);
         let err = read_text(&data[..], 99).unwrap_err();
         assert!(matches!(err, InputError::TooLarge { max_bytes: 99 }));

@@ -63,7 +63,26 @@ impl Shape {
 
 /// All legal moves of `pos` as shapes, without check suffixes (cheap).
 pub fn shapes(pos: &Chess) -> Vec<Shape> {
+    shapes_where(pos, |_, _, _| true)
+}
+
+/// The legal moves of `pos` that `keep(role, to, castle)` accepts, as shapes.
+/// Disambiguation is still worked out against all legal moves.
+pub fn shapes_where(
+    pos: &Chess,
+    keep: impl Fn(Role, Square, Option<CastlingSide>) -> bool,
+) -> Vec<Shape> {
     let moves = pos.legal_moves();
+    // Pieces of one kind reaching one square: (role, to) → count.
+    let mut count = [0u8; 6 * 64];
+    let key = |role: Role, to: Square| (role as usize - 1) * 64 + to as usize;
+    for m in &moves {
+        if let Move::Normal { role, to, .. } = *m {
+            if role != Role::Pawn {
+                count[key(role, to)] = count[key(role, to)].saturating_add(1);
+            }
+        }
+    }
     let mut out: Vec<Shape> = Vec::with_capacity(moves.len());
     for m in &moves {
         let (role, from, to, capture, promotion, castle, ep) = match *m {
@@ -82,8 +101,37 @@ pub fn shapes(pos: &Chess) -> Vec<Shape> {
             }
             Move::Put { .. } => continue,
         };
+        if !keep(role, to, castle) {
+            continue;
+        }
+        let (mut need_file, mut need_rank) = (role == Role::Pawn && capture, false);
+        if role != Role::Pawn && castle.is_none() && count[key(role, to)] > 1 {
+            // SAN disambiguation: name what differs from the other candidates.
+            let (mut same_file, mut same_rank) = (false, false);
+            for o in &moves {
+                if let Move::Normal {
+                    role: r2,
+                    from: f2,
+                    to: t2,
+                    ..
+                } = *o
+                {
+                    if r2 == role && t2 == to && f2 != from {
+                        same_file |= f2.file() == from.file();
+                        same_rank |= f2.rank() == from.rank();
+                    }
+                }
+            }
+            (need_file, need_rank) = if !same_file {
+                (true, false)
+            } else if !same_rank {
+                (false, true)
+            } else {
+                (true, true)
+            };
+        }
         out.push(Shape {
-            mv: m.clone(),
+            mv: *m,
             role,
             from,
             to,
@@ -91,46 +139,10 @@ pub fn shapes(pos: &Chess) -> Vec<Shape> {
             promotion,
             castle,
             en_passant: ep,
-            need_file: false,
-            need_rank: false,
+            need_file,
+            need_rank,
             suffix: None,
         });
-    }
-    // SAN disambiguation: pawn captures always name the file; pieces name what differs.
-    for i in 0..out.len() {
-        let s = &out[i];
-        if s.castle.is_some() {
-            continue;
-        }
-        if s.role == Role::Pawn {
-            out[i].need_file = s.capture;
-            continue;
-        }
-        let (mut any, mut same_file, mut same_rank) = (false, false, false);
-        for (j, o) in out.iter().enumerate() {
-            if j != i
-                && o.castle.is_none()
-                && o.role == s.role
-                && o.to == s.to
-                && o.from != s.from
-                && o.promotion == s.promotion
-            {
-                any = true;
-                same_file |= o.from.file() == s.from.file();
-                same_rank |= o.from.rank() == s.from.rank();
-            }
-        }
-        if any {
-            let (f, r) = if !same_file {
-                (true, false)
-            } else if !same_rank {
-                (false, true)
-            } else {
-                (true, true)
-            };
-            out[i].need_file = f;
-            out[i].need_rank = r;
-        }
     }
     out
 }
@@ -147,13 +159,13 @@ pub fn shapes_with_suffix(pos: &Chess) -> Vec<Shape> {
 /// The check suffix a move earns.
 pub fn suffix_after(pos: &Chess, mv: &Move) -> Option<Suffix> {
     let mut after = pos.clone();
-    after.play_unchecked(mv.clone());
+    after.play_unchecked(*mv);
     Suffix::from_position(&after)
 }
 
 /// The SAN (with suffix) of a legal move.
 pub fn san_plus(pos: &Chess, mv: &Move) -> SanPlus {
-    SanPlus::from_move(pos.clone(), mv.clone())
+    SanPlus::from_move(pos.clone(), *mv)
 }
 
 /// How a sequence of legal moves ends, per the rules of seed 002.
@@ -229,7 +241,7 @@ mod tests {
         let mut ms = Vec::new();
         for s in sans {
             let m = s.parse::<San>().unwrap().to_move(&p).unwrap();
-            p.play_unchecked(m.clone());
+            p.play_unchecked(m);
             ms.push(m);
         }
         (p, ms)
@@ -289,7 +301,7 @@ mod tests {
     fn fifty_moves() {
         let mut p = pos("7k/8/8/8/8/8/8/R6K w - - 98 80");
         let a = San::from_ascii(b"Ra2").unwrap().to_move(&p).unwrap();
-        p.play_unchecked(a.clone());
+        p.play_unchecked(a);
         let b = San::from_ascii(b"Kg8").unwrap().to_move(&p).unwrap();
         let start = pos("7k/8/8/8/8/8/8/R6K w - - 98 80");
         assert_eq!(

@@ -1,6 +1,5 @@
 //! Integration tests that run the real `hamle` binary.
 //!
-//! Tests marked `#[ignore = "needs decode engine"]` call the repair engine; the others
 //! stop before it (usage errors, input errors, commands not there yet). The PGN checks run
 //! `scripts/check_pgn.py` (python-chess) and skip when `python3 -c "import chess"` fails.
 
@@ -45,7 +44,10 @@ fn stderr(o: &Output) -> String {
 fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(format!("{}_{name}", std::process::id()));
+    // Tests run in parallel threads of one process: a counter keeps their files apart.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("{}_{n}_{name}", std::process::id()));
     std::fs::write(&path, bytes).expect("write temp file");
     path
 }
@@ -217,7 +219,6 @@ fn eval_repair_on_a_missing_path_fails() {
 // ---------------------------------------------------------------- with the engine
 
 #[test]
-#[ignore = "needs decode engine"]
 fn eval_repair_reports_as_json() {
     let file = temp_file(
         "eval.pgn",
@@ -242,7 +243,6 @@ fn eval_repair_reports_as_json() {
 }
 
 #[test]
-#[ignore = "needs decode engine"]
 fn seed_001_in_turkish_to_json() {
     let o = hamle(&["repair", "--format", "json"], SEED_001.as_bytes());
     no_panic(&o);
@@ -271,7 +271,6 @@ fn seed_001_in_turkish_to_json() {
 }
 
 #[test]
-#[ignore = "needs decode engine"]
 fn turkish_text_to_pgn_loads_in_python_chess() {
     let o = hamle(
         &["repair", "--format", "pgn", "--lang", "tr"],
@@ -288,7 +287,6 @@ fn turkish_text_to_pgn_loads_in_python_chess() {
 }
 
 #[test]
-#[ignore = "needs decode engine"]
 fn english_pgn_to_turkish_text() {
     let file = temp_file("english.pgn", ENGLISH_PGN.as_bytes());
     let file = file.to_str().expect("UTF-8 temp path");
@@ -303,7 +301,6 @@ fn english_pgn_to_turkish_text() {
 }
 
 #[test]
-#[ignore = "needs decode engine"]
 fn english_pgn_keeps_its_headers_with_lang_auto() {
     let file = temp_file("headers.pgn", ENGLISH_PGN.as_bytes());
     let file = file.to_str().expect("UTF-8 temp path");
@@ -330,7 +327,6 @@ fn english_pgn_keeps_its_headers_with_lang_auto() {
 }
 
 #[test]
-#[ignore = "needs decode engine"]
 fn windows_1254_turkish_game_decodes() {
     // "1. e4 e5 2. Şe2 şe7 3. Şe1 Şe8" in the Turkish Windows code page (Ş = 0xDE, ş = 0xFE).
     let bytes = b"1. e4 e5 2. \xDEe2 \xFEe7 3. \xDEe1 \xDEe8\n";
@@ -347,7 +343,6 @@ fn windows_1254_turkish_game_decodes() {
 }
 
 #[test]
-#[ignore = "needs decode engine"]
 fn text_garbage_gives_an_error_or_a_game_never_a_panic() {
     // Windows-1254-plausible garbage (no control bytes) reaches the engine.
     let mut x: u32 = 777;
@@ -371,7 +366,6 @@ fn text_garbage_gives_an_error_or_a_game_never_a_panic() {
 }
 
 #[test]
-#[ignore = "needs decode engine"]
 fn a_failed_input_does_not_stop_the_others() {
     let good = temp_file("good.txt", SEED_001.as_bytes());
     let good = good.to_str().expect("UTF-8 temp path");
@@ -385,7 +379,6 @@ fn a_failed_input_does_not_stop_the_others() {
 }
 
 #[test]
-#[ignore = "needs decode engine"]
 fn a_closed_stdout_is_not_a_failure() {
     // 150 short games: far more JSON than a pipe buffers, so writes meet the closed pipe.
     let input = "1. e4 e5 2. Af3 Ac6 *\n".repeat(150);

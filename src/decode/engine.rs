@@ -19,6 +19,7 @@
 //! count costs, a number ahead of it opens missing plies.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use shakmaty::zobrist::Zobrist64;
 use shakmaty::{Chess, EnPassantMode, Move, Position};
@@ -26,7 +27,7 @@ use shakmaty::{Chess, EnPassantMode, Move, Position};
 use super::scorer::Scorer;
 use super::{Costs, Item};
 use crate::record::{GameResult, Status};
-use crate::rules::{shapes, shapes_with_suffix, Shape};
+use crate::rules::{shapes, shapes_where, shapes_with_suffix, suffix_after, Shape};
 
 const NONE: u32 = u32::MAX;
 
@@ -113,11 +114,33 @@ struct Engine<'a, S: Scorer> {
     states: Vec<Vec<State>>,
     children: Vec<Vec<Child>>,
     memo: Memo,
+    bounds: HashMap<u32, (Bounds, f32)>,
 }
 
 /// A memo of scores: the positions in a beam share most of their legal moves, so the
 /// same (reading, move spelling) pair comes up again and again.
-type Memo = HashMap<(u32, u64), f32>;
+type Memo = HashMap<(u32, u64), f32, BuildHasherDefault<FxHasher>>;
+
+/// A small multiplicative hasher for the memo's integer keys (SipHash is overkill here).
+#[derive(Default)]
+pub struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
 
 fn shape_key(s: &Shape) -> u64 {
     let role = s.role as u64;
@@ -174,6 +197,46 @@ fn rank<S: Scorer>(
     v
 }
 
+/// Per-item table of lower bounds: index (role-1)*64+to, castling at 384.
+type Bounds = Vec<f32>;
+
+/// Like [`rank`], but only over moves whose lower bound is within `slack` of the
+/// item's best bound: for enumerating many positions cheaply.
+fn rank_bounded<S: Scorer>(
+    scorer: &S,
+    reading: &S::Reading,
+    pos: &Chess,
+    memo: &mut Memo,
+    item: u32,
+    bounds: &Bounds,
+    limit: f32,
+) -> Vec<(Shape, f32)> {
+    let mut sh = shapes_where(pos, |role, to, castle| {
+        let k = if castle.is_some() {
+            384
+        } else {
+            (role as usize - 1) * 64 + to as usize
+        };
+        bounds.get(k).is_none_or(|b| *b <= limit)
+    });
+    if scorer.needs_suffix(reading) {
+        for s in &mut sh {
+            s.suffix = suffix_after(pos, &s.mv);
+        }
+    }
+    let mut v: Vec<(Shape, f32)> = sh
+        .into_iter()
+        .map(|s| {
+            let c = *memo
+                .entry((item, shape_key(&s)))
+                .or_insert_with(|| scorer.cost(reading, &s));
+            (s, c)
+        })
+        .collect();
+    v.sort_by(|a, b| a.1.total_cmp(&b.1));
+    v
+}
+
 fn status_for(cost: f32) -> Status {
     if cost < 1.0 {
         Status::Ok
@@ -199,7 +262,8 @@ pub fn search<S: Scorer>(
         nodes: Vec::new(),
         states: Vec::with_capacity(n + 1),
         children: (0..n + 2).map(|_| Vec::new()).collect(),
-        memo: HashMap::new(),
+        memo: Memo::default(),
+        bounds: HashMap::new(),
     };
     e.states.push(vec![State {
         pos: start.clone(),
@@ -215,19 +279,43 @@ pub fn search<S: Scorer>(
             e.expand(i, si);
         }
         let next = e.materialize(i + 1);
-        if std::env::var_os("HAMLE_TRACE").is_some() {
-            let v: Vec<String> = next
-                .iter()
-                .map(|s| format!("{:.1}/{}p{}", s.cost, s.ply, s.pending.len()))
-                .collect();
-            eprintln!("item {i}: {} kids -> {:?}", e.children[i + 1].len(), v);
-        }
         e.states.push(next);
     }
     e.finish()
 }
 
 impl<S: Scorer> Engine<'_, S> {
+    /// The lower-bound table of item `k` and the limit for enumeration.
+    fn bounds_of(&mut self, k: u32, reading: &S::Reading) -> (Bounds, f32) {
+        if let Some(b) = self.bounds.get(&k) {
+            return b.clone();
+        }
+        let mut t = vec![0.0f32; 385];
+        for role in [
+            shakmaty::Role::Pawn,
+            shakmaty::Role::Knight,
+            shakmaty::Role::Bishop,
+            shakmaty::Role::Rook,
+            shakmaty::Role::Queen,
+            shakmaty::Role::King,
+        ] {
+            for sq in shakmaty::Square::ALL {
+                t[(role as usize - 1) * 64 + sq as usize] =
+                    self.scorer.lower_bound(reading, role, sq, None);
+            }
+        }
+        t[384] = self.scorer.lower_bound(
+            reading,
+            shakmaty::Role::King,
+            shakmaty::Square::G1,
+            Some(shakmaty::CastlingSide::KingSide),
+        );
+        let min = t.iter().copied().fold(f32::INFINITY, f32::min);
+        let out = (t, min + self.costs.prune);
+        self.bounds.insert(k, out.clone());
+        out
+    }
+
     fn push(&mut self, target: usize, child: Child) {
         if let Some(v) = self.children.get_mut(target) {
             v.push(child);
@@ -330,7 +418,10 @@ impl<S: Scorer> Engine<'_, S> {
                 );
             }
             Item::Number { digits, black } => self.expand_number(&s, from, digits, *black),
-            Item::Move { reading, draw_offer } => {
+            Item::Move {
+                reading,
+                draw_offer,
+            } => {
                 let draw = *draw_offer;
                 let junk = self.scorer.is_junk(reading);
                 let skip_cost = if junk { c.skip_junk } else { c.skip };
@@ -349,7 +440,12 @@ impl<S: Scorer> Engine<'_, S> {
                     self.push_skip(i, from, s.cost + skip_cost);
                     return;
                 }
-                let ranked = rank(self.scorer, reading, &s.pos, Some((&mut self.memo, i as u32)));
+                let ranked = rank(
+                    self.scorer,
+                    reading,
+                    &s.pos,
+                    Some((&mut self.memo, i as u32)),
+                );
                 let best = ranked.first().map_or(f32::INFINITY, |r| r.1);
                 for (shape, cost) in ranked.iter().take(c.max_children) {
                     if *cost > best + c.prune {
@@ -476,8 +572,17 @@ impl<S: Scorer> Engine<'_, S> {
             seqs = next;
         }
         let mut found: Vec<(f32, usize, Move, f32)> = Vec::new();
+        let (bounds, limit) = self.bounds_of(i as u32, reading);
         for (k, (hc, p, _)) in seqs.iter().enumerate() {
-            let ranked = rank(self.scorer, reading, p, Some((&mut self.memo, i as u32)));
+            let ranked = rank_bounded(
+                self.scorer,
+                reading,
+                p,
+                &mut self.memo,
+                i as u32,
+                &bounds,
+                limit,
+            );
             for (shape, cost) in ranked.iter().take(2) {
                 found.push((hc + cost, k, shape.mv, *cost));
             }
@@ -496,20 +601,21 @@ impl<S: Scorer> Engine<'_, S> {
                 Item::Move { reading, .. } => Some((reading, (i + 1 + d) as u32)),
                 _ => None,
             });
-        let mut keyed: Vec<(f32, usize)> = found
-            .iter()
-            .enumerate()
-            .map(|(n, (cost, k, mv, _))| {
-                let la = next_reading.map_or(0.0, |(r, j)| {
+        let next_bounds = next_reading.map(|(r, j)| self.bounds_of(j, r));
+        let mut keyed: Vec<(f32, usize)> = Vec::with_capacity(found.len());
+        for (n, (cost, k, mv, _)) in found.iter().enumerate() {
+            let la = match (next_reading, &next_bounds) {
+                (Some((r, j)), Some((b, lim))) => {
                     let mut q = seqs[*k].1.clone();
                     q.play_unchecked(*mv);
-                    rank(self.scorer, r, &q, Some((&mut self.memo, j)))
+                    rank_bounded(self.scorer, r, &q, &mut self.memo, j, b, *lim)
                         .first()
                         .map_or(c.illegal, |x| x.1.min(c.illegal))
-                });
-                (cost + la, n)
-            })
-            .collect();
+                }
+                _ => 0.0,
+            };
+            keyed.push((cost + la, n));
+        }
         keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
         for &(_, n) in keyed.iter().take(c.max_hidden_children) {
             let (cost, k, mv, mcost) = found[n];
@@ -547,7 +653,14 @@ impl<S: Scorer> Engine<'_, S> {
         }
     }
 
-    fn expand_merge(&mut self, s: &State, from: (usize, usize), i: usize, r: &S::Reading, draw: bool) {
+    fn expand_merge(
+        &mut self,
+        s: &State,
+        from: (usize, usize),
+        i: usize,
+        r: &S::Reading,
+        draw: bool,
+    ) {
         let Some(Item::Move {
             reading: r2,
             draw_offer: d2,
@@ -560,7 +673,11 @@ impl<S: Scorer> Engine<'_, S> {
         };
         let ranked = rank(self.scorer, &joined, &s.pos, None);
         if let Some((shape, cost)) = ranked.first() {
-            let status = if *cost < 0.9 { Status::Corrected } else { status_for(*cost) };
+            let status = if *cost < 0.9 {
+                Status::Corrected
+            } else {
+                status_for(*cost)
+            };
             self.push(
                 i + 2,
                 Child {
@@ -581,7 +698,14 @@ impl<S: Scorer> Engine<'_, S> {
         }
     }
 
-    fn expand_split(&mut self, s: &State, from: (usize, usize), i: usize, r: &S::Reading, draw: bool) {
+    fn expand_split(
+        &mut self,
+        s: &State,
+        from: (usize, usize),
+        i: usize,
+        r: &S::Reading,
+        draw: bool,
+    ) {
         let mut best: Option<(f32, Move, Move)> = None;
         for (a, b) in self.scorer.splits(r) {
             let ra = rank(self.scorer, &a, &s.pos, None);
@@ -626,6 +750,7 @@ impl<S: Scorer> Engine<'_, S> {
         let i = from.0;
         let p = s.next_ply();
         let agrees_now = number_cost(digits, p / 2 + 1) == 0.0 && black == (p % 2 == 1);
+        let near_best = s.cost <= self.states[i][0].cost + c.recovery_margin;
         // d = number of plies the number says are missing before the next token.
         for d in 0..=(c.max_pending.saturating_sub(s.pending.len())) as u32 {
             let target = p + d;
@@ -638,7 +763,7 @@ impl<S: Scorer> Engine<'_, S> {
             if d > 0 {
                 // Only open a gap when the number really says so: it disagrees with the
                 // ply count and agrees with the count after the gap.
-                if agrees_now || number_cost(digits, number) > 0.5 {
+                if agrees_now || !near_best || number_cost(digits, number) > 0.5 {
                     continue;
                 }
                 cost += c.missing * d as f32;

@@ -87,6 +87,12 @@ pub struct Costs {
     pub max_lookahead: usize,
     /// Softmax temperature turning path costs into confidences.
     pub temperature: f32,
+    /// Softmax temperature of the reading-alone posterior that scales each confidence.
+    pub local_temperature: f32,
+    /// Confidence factor of a ply read from two tokens, or one of two plies in one token.
+    pub merged_confidence: f32,
+    /// Confidence factor of a guessed ply (missing, illegal, unreadable).
+    pub hidden_confidence: f32,
 }
 
 impl Default for Costs {
@@ -102,16 +108,19 @@ impl Default for Costs {
             split: 3.0,
             number_mismatch: 5.0,
             number_side: 1.5,
-            prune: 8.0,
+            prune: 6.0,
             gate: 4.0,
             gate_skip: 2.5,
             max_children: 4,
             max_hidden_children: 8,
             max_pending: 2,
-            recovery_margin: 3.0,
+            recovery_margin: 2.0,
             hidden_text_weight: 0.5,
             max_lookahead: 64,
             temperature: 1.0,
+            local_temperature: 0.5,
+            merged_confidence: 0.7,
+            hidden_confidence: 0.5,
         }
     }
 }
@@ -253,7 +262,8 @@ pub fn repair_lexed(g: LexedGame, cfg: &DecodeConfig) -> Game {
             best = Some((cost, game));
         }
     }
-    best.map(|b| b.1).unwrap_or_else(|| empty_game(LANGS.first().unwrap_or_else(|| unreachable_lang())))
+    best.map(|b| b.1)
+        .unwrap_or_else(|| empty_game(LANGS.first().unwrap_or_else(|| unreachable_lang())))
 }
 
 fn unreachable_lang() -> &'static Lang {
@@ -298,7 +308,7 @@ fn detect_langs(items: &[Item<TextReading>]) -> Vec<&'static Lang> {
         })
         .collect();
     // Stable: ties keep table order (Turkish first).
-    scores.sort_by(|a, b| b.0.cmp(&a.0));
+    scores.sort_by_key(|s| std::cmp::Reverse(s.0));
     let top = scores[0].0;
     scores
         .into_iter()
@@ -352,7 +362,33 @@ pub fn decode<S: Scorer>(
                 None => {}
             }
         }
-        let confidence = if mv.is_some() { agree / total } else { 0.0 };
+        let beam_conf = if mv.is_some() { agree / total } else { 0.0 };
+        for o in &mut others {
+            o.1 /= total;
+        }
+        // What the reading alone says: the chosen move's share among all legal moves.
+        // The beam's agreement misses alternatives it pruned; this catches readings that
+        // fit several moves equally well ("Vd" for any queen move to the d-file).
+        let local = match (mv, p.item, p.item2, p.status) {
+            (Some(m), Some(k), None, Status::Ok | Status::Corrected) => match items.get(k as usize)
+            {
+                Some(Item::Move { reading, .. }) => {
+                    let (share, alts) =
+                        local_posterior(scorer, reading, &pos, m, cfg.costs.local_temperature);
+                    for (am, ap) in alts {
+                        if !others.iter().any(|o| o.0 == am) {
+                            others.push((am, ap * (1.0 - share)));
+                        }
+                    }
+                    share
+                }
+                _ => 1.0,
+            },
+            (Some(_), _, _, Status::Ok | Status::Corrected) => cfg.costs.merged_confidence,
+            (Some(_), _, _, _) => cfg.costs.hidden_confidence,
+            (None, ..) => 0.0,
+        };
+        let confidence = (beam_conf * local).clamp(0.0, 1.0);
         others.sort_by(|a, b| b.1.total_cmp(&a.1));
         let alternatives = others
             .into_iter()
@@ -361,7 +397,7 @@ pub fn decode<S: Scorer>(
             .map(|(m, w)| Alternative {
                 mv: m,
                 san: rules::san_plus(&pos, &m),
-                prob: w / total,
+                prob: w,
             })
             .collect();
         let read = match (text_of(p.item), text_of(p.item2)) {
@@ -385,7 +421,11 @@ pub fn decode<S: Scorer>(
             alternatives,
         });
     }
-    let ignored = best.skipped.iter().filter_map(|&i| text_of(Some(i))).collect();
+    let ignored = best
+        .skipped
+        .iter()
+        .filter_map(|&i| text_of(Some(i)))
+        .collect();
     let mut game = Game {
         headers: Vec::new(),
         lang,
@@ -398,6 +438,48 @@ pub fn decode<S: Scorer>(
     };
     settle_result(&mut game, best.result);
     (best.cost, game)
+}
+
+/// The share of `chosen` among all legal moves of `pos` for `reading` (softmax of
+/// minus cost over `tau`), and the next three moves with their shares.
+fn local_posterior<S: Scorer>(
+    scorer: &S,
+    reading: &S::Reading,
+    pos: &Chess,
+    chosen: shakmaty::Move,
+    tau: f32,
+) -> (f32, Vec<(shakmaty::Move, f32)>) {
+    let shapes = if scorer.needs_suffix(reading) {
+        rules::shapes_with_suffix(pos)
+    } else {
+        rules::shapes(pos)
+    };
+    let costs: Vec<(shakmaty::Move, f32)> = shapes
+        .iter()
+        .map(|s| (s.mv, scorer.cost(reading, s)))
+        .collect();
+    let min = costs.iter().map(|c| c.1).fold(f32::INFINITY, f32::min);
+    let tau = tau.max(1e-3);
+    let w: Vec<(shakmaty::Move, f32)> = costs
+        .iter()
+        .map(|(m, c)| (*m, (-(c - min) / tau).exp()))
+        .collect();
+    let total: f32 = w.iter().map(|x| x.1).sum();
+    if total.is_nan() || total <= 0.0 {
+        return (0.0, Vec::new());
+    }
+    let share = w
+        .iter()
+        .find(|x| x.0 == chosen)
+        .map_or(0.0, |x| x.1 / total);
+    let mut alts: Vec<(shakmaty::Move, f32)> = w
+        .into_iter()
+        .filter(|x| x.0 != chosen)
+        .map(|(m, x)| (m, x / total))
+        .collect();
+    alts.sort_by(|a, b| b.1.total_cmp(&a.1));
+    alts.truncate(3);
+    (share, alts)
 }
 
 /// Sets the result and termination from the rules and the result token read.
@@ -450,7 +532,8 @@ mod tests {
 
     const SEED_001: &str = "1. d4 Af6 2. c4 e6 3. Af3 Fb4+ 4. Abd2 b6 5. a3 Fxd2+ 6. Fxd2 Fb7 7. b4 d6 8. Fg5 Abd7 9. e3 Ve7 10. Fe2 O-O-O 11. O-O Khf8 =";
     const SEED_000: &str = "1 d4 Af6 2 c4 e6 3 Af3 Fb4+ 4 Abd2 b6 5 a3 Fxd2+ 6 Fxd2 Fb7 7 b4 d6 8 Fg5 Abd7 910 Fe2 OOO 11 OO Khf8";
-    const SEED_SAN: &str = "d4 Nf6 c4 e6 Nf3 Bb4+ Nbd2 b6 a3 Bxd2+ Bxd2 Bb7 b4 d6 Bg5 Nbd7 e3 Qe7 Be2 O-O-O O-O Rhf8";
+    const SEED_SAN: &str =
+        "d4 Nf6 c4 e6 Nf3 Bb4+ Nbd2 b6 a3 Bxd2+ Bxd2 Bb7 b4 d6 Bg5 Nbd7 e3 Qe7 Be2 O-O-O O-O Rhf8";
 
     fn sans(g: &Game) -> Vec<String> {
         g.plies

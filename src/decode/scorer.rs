@@ -33,6 +33,19 @@ pub trait Scorer {
     /// Whether the reading is mere punctuation or noise that is cheap to drop.
     fn is_junk(&self, reading: &Self::Reading) -> bool;
 
+    /// A lower bound of [`Scorer::cost`] over every move of `role` to `to` (for castling,
+    /// `castle` is set and `to` is the king's square). The engine uses it to skip
+    /// hopeless moves when it enumerates hidden plies; the default, 0, skips nothing.
+    fn lower_bound(
+        &self,
+        _reading: &Self::Reading,
+        _role: Role,
+        _to: shakmaty::Square,
+        _castle: Option<shakmaty::CastlingSide>,
+    ) -> f32 {
+        0.0
+    }
+
     /// The reading as text, for the record.
     fn text(&self, reading: &Self::Reading) -> String;
 
@@ -233,7 +246,10 @@ fn table() -> &'static [f32] {
         for (i, slot) in chars.iter_mut().enumerate().take(128) {
             *slot = i as u8 as char;
         }
-        for (i, c) in ['Ş', 'ş', '♔', '♕', '♖', '♗', '♘', '♙'].into_iter().enumerate() {
+        for (i, c) in ['Ş', 'ş', '♔', '♕', '♖', '♗', '♘', '♙']
+            .into_iter()
+            .enumerate()
+        {
             chars[128 + i] = c;
         }
         let mut t = vec![SUB; TABLE_N * TABLE_N];
@@ -267,7 +283,7 @@ fn ins_cost(r: char) -> f32 {
 /// One position of a spelling pattern: a set of accepted characters.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
-    chars: [char; 6],
+    chars: [char; 8],
     n: u8,
     /// Cost of leaving the slot out (0 for optional parts such as `x` or `+`).
     skip: f32,
@@ -275,8 +291,8 @@ struct Slot {
 
 impl Slot {
     fn new(cs: &[char], skip: f32) -> Slot {
-        let mut chars = ['\0'; 6];
-        let n = cs.len().min(6);
+        let mut chars = ['\0'; 8];
+        let n = cs.len().min(8);
         chars[..n].copy_from_slice(&cs[..n]);
         Slot {
             chars,
@@ -367,9 +383,25 @@ fn square_chars(sq: shakmaty::Square) -> (char, char) {
     (sq.file().char(), sq.rank().char())
 }
 
+/// Up to two spelling patterns, on the stack.
+#[derive(Default)]
+struct Patterns {
+    p: [Option<Pattern>; 2],
+}
+
+impl Patterns {
+    fn push(&mut self, p: Pattern) {
+        if let Some(slot) = self.p.iter_mut().find(|x| x.is_none()) {
+            *slot = Some(p);
+        }
+    }
+    fn as_slice(&self) -> Vec<&Pattern> {
+        self.p.iter().flatten().collect()
+    }
+}
+
 /// The spelling patterns of a move in a language.
-fn patterns(shape: &Shape, lang: &Lang, suffix_known: bool, out: &mut Vec<Pattern>) {
-    out.clear();
+fn patterns(shape: &Shape, lang: &Lang, suffix_known: bool, out: &mut Patterns) {
     let (tf, tr) = square_chars(shape.to);
     let (ff, fr) = square_chars(shape.from);
     if let Some(side) = shape.castle {
@@ -425,37 +457,66 @@ fn patterns(shape: &Shape, lang: &Lang, suffix_known: bool, out: &mut Vec<Patter
     out.push(p);
 }
 
-/// Weighted edit distance between a reading and a pattern.
-fn distance(read: &[char], p: &Pattern) -> f32 {
-    let m = read.len();
-    let k = p.n;
-    // d[i][j]: first i read chars against first j slots.
-    let mut d = [[f32::INFINITY; MAX_SLOTS + 1]; MAX_CHARS + 1];
-    d[0][0] = 0.0;
-    for j in 1..=k {
-        d[0][j] = d[0][j - 1] + p.slots[j - 1].skip;
+const FILES: [char; 8] = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+const RANKS: [char; 8] = ['1', '2', '3', '4', '5', '6', '7', '8'];
+
+/// A pattern no cheaper to match than any real spelling of a `role` move to `to`.
+fn bound_pattern(lang: &Lang, role: Role, to: shakmaty::Square) -> Pattern {
+    let (tf, tr) = square_chars(to);
+    let mut p = Pattern::new(0.0);
+    if role == Role::Pawn {
+        if let Some(pl) = lang.pawn {
+            p.push(Slot::opt(&[pl, '♙']));
+        }
+    } else {
+        p.push(piece_slot(lang, role));
     }
-    for i in 1..=m {
-        let r = read[i - 1];
+    p.push(Slot::opt(&FILES));
+    p.push(Slot::opt(&RANKS));
+    p.push(Slot::opt(&['x', '-']));
+    p.push(Slot::req(&[tf]));
+    p.push(Slot::new(&[tr], if role == Role::Pawn { 0.0 } else { DEL }));
+    if role == Role::Pawn && matches!(tr, '1' | '8') {
+        p.push(Slot::opt(&['=', '/', '(']));
+        p.push(Slot::opt(&['Q', 'R', 'B', 'N', 'V', 'K', 'F', 'A']));
+        p.push(Slot::opt(&[')']));
+    }
+    push_suffix(&mut p, None, false);
+    p
+}
+
+/// Weighted edit distance between a reading and a pattern (three rolling rows).
+fn distance(read: &[char], p: &Pattern) -> f32 {
+    let k = p.n;
+    // rows[i % 3][j]: first i read chars against first j slots.
+    let mut rows = [[f32::INFINITY; MAX_SLOTS + 1]; 3];
+    rows[0][0] = 0.0;
+    for j in 1..=k {
+        rows[0][j] = rows[0][j - 1] + p.slots[j - 1].skip;
+    }
+    for (i, &r) in read.iter().enumerate().map(|(i, r)| (i + 1, r)) {
         let ins = ins_cost(r);
-        d[i][0] = d[i - 1][0] + ins;
+        let (cur, prev, prev2) = (i % 3, (i + 2) % 3, (i + 1) % 3);
+        let mut row = [f32::INFINITY; MAX_SLOTS + 1];
+        row[0] = rows[prev][0] + ins;
         for j in 1..=k {
             let s = &p.slots[j - 1];
-            let mut best = d[i - 1][j - 1] + s.sub(r);
-            best = best.min(d[i][j - 1] + s.skip);
-            best = best.min(d[i - 1][j] + ins);
+            let mut best = rows[prev][j - 1] + s.sub(r);
+            best = best.min(row[j - 1] + s.skip);
+            best = best.min(rows[prev][j] + ins);
             if i >= 2 {
-                let prev = read[i - 2];
+                let before = read[i - 2];
                 for &(e, pair, c) in PAIRS {
-                    if pair[0] == prev && pair[1] == r && s.accepts().contains(&e) {
-                        best = best.min(d[i - 2][j - 1] + c);
+                    if pair[0] == before && pair[1] == r && s.accepts().contains(&e) {
+                        best = best.min(rows[prev2][j - 1] + c);
                     }
                 }
             }
-            d[i][j] = best;
+            row[j] = best;
         }
+        rows[cur] = row;
     }
-    d[m][k] + p.base
+    rows[read.len() % 3][k] + p.base
 }
 
 impl TextScorer {
@@ -472,10 +533,16 @@ impl TextScorer {
             m += 1;
         }
         let read = &buf[..m];
-        let mut pats = Vec::with_capacity(2);
-        patterns(shape, self.lang, shape.suffix.is_some() || needs_suffix_text(text), &mut pats);
+        let mut pats = Patterns::default();
+        patterns(
+            shape,
+            self.lang,
+            shape.suffix.is_some() || needs_suffix_text(text),
+            &mut pats,
+        );
         // An unknown suffix is scored as optional; `patterns` is told whether it is known.
-        pats.iter()
+        pats.as_slice()
+            .iter()
             .map(|p| distance(read, p))
             .fold(f32::INFINITY, f32::min)
     }
@@ -535,6 +602,37 @@ impl Scorer for TextScorer {
             .is_none_or(|(t, _)| !t.chars().any(|c| c.is_alphanumeric()))
     }
 
+    fn lower_bound(
+        &self,
+        reading: &TextReading,
+        role: Role,
+        to: shakmaty::Square,
+        castle: Option<shakmaty::CastlingSide>,
+    ) -> f32 {
+        let pat = match castle {
+            Some(_) => None,
+            None => Some(bound_pattern(self.lang, role, to)),
+        };
+        reading
+            .alts
+            .iter()
+            .map(|(t, p)| {
+                let mut buf = ['\0'; MAX_CHARS];
+                let mut m = 0;
+                for c in t.chars().filter(|c| !c.is_whitespace()).take(MAX_CHARS) {
+                    buf[m] = c;
+                    m += 1;
+                }
+                let d = match &pat {
+                    Some(pat) => distance(&buf[..m], pat),
+                    // Castling has few spellings: bound it by the cheaper of them.
+                    None => 0.0,
+                };
+                d - p.max(1e-6).ln()
+            })
+            .fold(f32::INFINITY, f32::min)
+    }
+
     fn text(&self, reading: &TextReading) -> String {
         reading
             .alts
@@ -587,7 +685,12 @@ mod tests {
     #[test]
     fn exact_spellings_cost_nothing() {
         let pos = Chess::default();
-        for (t, want) in [("Af3", "Nf3"), ("e4", "e4"), ("e2-e4", "e4"), ("Ag1f3", "Nf3")] {
+        for (t, want) in [
+            ("Af3", "Nf3"),
+            ("e4", "e4"),
+            ("e2-e4", "e4"),
+            ("Ag1f3", "Nf3"),
+        ] {
             let (san, c, runner) = best(t, turkish(), &pos);
             assert_eq!(san, want, "{t}");
             assert_eq!(c, 0.0, "{t}");

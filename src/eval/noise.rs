@@ -12,11 +12,11 @@
 //! # The model
 //!
 //! The text is a sequence of *units* — move numbers (`12.`) and ply texts (`Axe5+`) —
-//! separated by single spaces, then the result token. Every character of every unit and
-//! every separator space between two units is *at risk*; each at-risk character is hit
-//! independently with probability `rate`, so the realised rate (hits / characters at
-//! risk) has expectation `rate`. The result token is never touched. A hit on a character
-//! `c` is one of:
+//! separated by single spaces, then the result token. Every character of every unit is
+//! *at risk*; each is hit independently with probability `rate`, so the realised rate
+//! (hits / characters at risk) has expectation `rate`. The separators and the result token
+//! are not at risk themselves (a lost space is an event on the character before it). A
+//! hit on a character `c` is one of:
 //!
 //! | event | weight | what happens |
 //! |---|---:|---|
@@ -26,10 +26,9 @@
 //! | junk | 10 | a speck or stroke (`.`, `'`, `-`, `|`, `i`, …) is inserted before or after `c` |
 //! | case flip | 6 | `e`→`E`, `F`→`f` (letters with a case only) |
 //! | split | 5 | a space is inserted after `c` (not after a unit's last character) |
+//! | merge | 12 | on a unit's last character only: `c` stays, the space after it is lost and the next unit runs on (`12.e4`, `e4e5`) |
 //!
-//! A hit on a separator space merges the two units (weight 3) or replaces the space by a
-//! junk glyph (weight 1). A character without look-alikes gets a random substitution in
-//! their place. No event ever yields the character it replaces, so every hit changes the
+//! A character without look-alikes gets a random substitution in their place. No event ever yields the character it replaces, so every hit changes the
 //! text. Structural PGN characters (`{ } ( ) [ ] ;`) are never produced: they would make a
 //! lexer drop whole stretches of text, which is a different failure from OCR noise.
 //!
@@ -302,10 +301,8 @@ pub struct EventCounts {
     pub junk: usize,
     pub case_flip: usize,
     pub split: usize,
-    /// Separator spaces lost (two units merged).
+    /// Spaces lost after a unit (two units merged).
     pub merged: usize,
-    /// Separator spaces replaced by a junk glyph.
-    pub space_junk: usize,
 }
 
 impl EventCounts {
@@ -318,7 +315,6 @@ impl EventCounts {
         self.case_flip += other.case_flip;
         self.split += other.split;
         self.merged += other.merged;
-        self.space_junk += other.space_junk;
     }
 
     /// All hits.
@@ -330,7 +326,6 @@ impl EventCounts {
             + self.case_flip
             + self.split
             + self.merged
-            + self.space_junk
     }
 }
 
@@ -338,7 +333,7 @@ impl EventCounts {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Noisy {
     pub text: String,
-    /// Characters at risk (unit characters and separators of the surviving units).
+    /// Characters at risk (the characters of the surviving units).
     pub chars: usize,
     /// Characters hit (each hit changes the text).
     pub corrupted: usize,
@@ -425,11 +420,11 @@ const JUNK: &[char] = &[
 /// The alphabet of uniformly random substitutions: every printable glyph OCR commonly
 /// returns on move text, chess letters or not.
 const RANDOM: &[char] = &[
-    'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r',
-    's', 't', 'u', 'v', 'w', 'x', 'y', 'z', 'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J',
-    'K', 'L', 'M', 'N', 'O', 'P', 'Q', 'R', 'S', 'T', 'U', 'V', 'W', 'X', 'Y', 'Z', '0', '1',
-    '2', '3', '4', '5', '6', '7', '8', '9', '+', '-', '=', '#', '.', 'Ş', 'Ç', 'Ö', 'Ü', 'İ',
-    'ı', '/', '*', '&', '%', '@',
+    'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r', 's',
+    't', 'u', 'v', 'w', 'x', 'y', 'z', 'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J', 'K', 'L',
+    'M', 'N', 'O', 'P', 'Q', 'R', 'S', 'T', 'U', 'V', 'W', 'X', 'Y', 'Z', '0', '1', '2', '3', '4',
+    '5', '6', '7', '8', '9', '+', '-', '=', '#', '.', 'Ş', 'Ç', 'Ö', 'Ü', 'İ', 'ı', '/', '*', '&',
+    '%', '@',
 ];
 
 const EV_LOOK: usize = 0;
@@ -438,6 +433,7 @@ const EV_DELETE: usize = 2;
 const EV_JUNK: usize = 3;
 const EV_CASE: usize = 4;
 const EV_SPLIT: usize = 5;
+const EV_MERGE: usize = 6;
 
 fn case_flipped(c: char) -> Option<char> {
     let mut up = c.to_uppercase();
@@ -453,9 +449,19 @@ fn case_flipped(c: char) -> Option<char> {
     }
 }
 
-/// Event weights for a hit on `c`; `last` when `c` ends its unit.
-fn weights(c: char, last: bool) -> [u32; 6] {
-    let mut w = [50, 8, 14, 10, 6, 5];
+/// Where a character stands in its unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Inside,
+    /// The unit's last character, with another unit after it.
+    LastBeforeUnit,
+    /// The last character of the last unit.
+    LastOfText,
+}
+
+/// Event weights for a hit on `c`.
+fn weights(c: char, place: Place) -> [u32; 7] {
+    let mut w = [50, 8, 14, 10, 6, 5, 12];
     if look_alikes(c).is_empty() {
         w[EV_RANDOM] += w[EV_LOOK];
         w[EV_LOOK] = 0;
@@ -466,15 +472,24 @@ fn weights(c: char, last: bool) -> [u32; 6] {
     if case_flipped(c).is_none() {
         w[EV_CASE] = 0;
     }
-    if last {
+    if place != Place::Inside {
         w[EV_SPLIT] = 0;
+    }
+    if place != Place::LastBeforeUnit {
+        w[EV_MERGE] = 0;
     }
     w
 }
 
-/// Applies one hit on `c` to `out`.
-fn hit(c: char, last: bool, rng: &mut SplitMix64, out: &mut String, ev: &mut EventCounts) {
-    match rng.weighted(&weights(c, last)) {
+/// Applies one hit on `c` to `out`; `true` when the space after `c` is lost.
+fn hit(
+    c: char,
+    place: Place,
+    rng: &mut SplitMix64,
+    out: &mut String,
+    ev: &mut EventCounts,
+) -> bool {
+    match rng.weighted(&weights(c, place)) {
         Some(EV_LOOK) => {
             let s = rng.pick(look_alikes(c)).copied().unwrap_or("?");
             out.push_str(s);
@@ -501,6 +516,11 @@ fn hit(c: char, last: bool, rng: &mut SplitMix64, out: &mut String, ev: &mut Eve
             out.push(' ');
             ev.split += 1;
         }
+        Some(EV_MERGE) => {
+            out.push(c);
+            ev.merged += 1;
+            return true;
+        }
         // EV_RANDOM, and the impossible "no event".
         _ => {
             let mut r = rng.pick(RANDOM).copied().unwrap_or('?');
@@ -511,6 +531,7 @@ fn hit(c: char, last: bool, rng: &mut SplitMix64, out: &mut String, ev: &mut Eve
             ev.random += 1;
         }
     }
+    false
 }
 
 /// Corrupts `text` as the [module docs](self) describe. Deterministic in `rng`'s state.
@@ -520,7 +541,9 @@ pub fn corrupt(text: &MoveText, cfg: &NoiseConfig, rng: &mut SplitMix64) -> Nois
     let (mut chars, mut corrupted) = (0usize, 0usize);
     let mut dropped = Vec::new();
     let mut first = true;
-    for unit in &text.units {
+    let mut merge = false;
+    let last_unit = text.units.len().saturating_sub(1);
+    for (ui, unit) in text.units.iter().enumerate() {
         // Decide the drop before anything else so that the drop stream does not depend on
         // the character noise (the same plies drop at every rate for one seed).
         let drop_draw = rng.next_f64();
@@ -530,28 +553,23 @@ pub fn corrupt(text: &MoveText, cfg: &NoiseConfig, rng: &mut SplitMix64) -> Nois
                 continue;
             }
         }
-        if !first {
-            chars += 1;
-            if rng.chance(cfg.rate) {
-                corrupted += 1;
-                if rng.weighted(&[3, 1]) == Some(0) {
-                    ev.merged += 1;
-                } else {
-                    out.push(rng.pick(JUNK).copied().unwrap_or('.'));
-                    ev.space_junk += 1;
-                }
-            } else {
-                out.push(' ');
-            }
+        if !first && !merge {
+            out.push(' ');
         }
         first = false;
+        merge = false;
         let s = unit.text();
         let n = s.chars().count();
         for (k, c) in s.chars().enumerate() {
             chars += 1;
             if rng.chance(cfg.rate) {
                 corrupted += 1;
-                hit(c, k + 1 == n, rng, &mut out, &mut ev);
+                let place = match (k + 1 == n, ui == last_unit) {
+                    (false, _) => Place::Inside,
+                    (true, false) => Place::LastBeforeUnit,
+                    (true, true) => Place::LastOfText,
+                };
+                merge |= hit(c, place, rng, &mut out, &mut ev);
             } else {
                 out.push(c);
             }
@@ -694,7 +712,8 @@ mod tests {
         let (mut plies, mut dropped) = (0usize, 0usize);
         for _ in 0..100 {
             let g = random_game(&mut games, 80);
-            let t = MoveText::render(&Chess::default(), &g, turkish(), GameResult::Unknown).unwrap();
+            let t =
+                MoveText::render(&Chess::default(), &g, turkish(), GameResult::Unknown).unwrap();
             let n = corrupt(&t, &cfg, &mut rng);
             plies += t.plies();
             dropped += n.dropped.len();
@@ -725,7 +744,8 @@ mod tests {
                 assert!(!s.is_empty());
                 assert_ne!(*s, c.to_string(), "{c}");
                 assert!(
-                    !s.chars().any(|x| x.is_whitespace() || "{}()[];".contains(x)),
+                    !s.chars()
+                        .any(|x| x.is_whitespace() || "{}()[];".contains(x)),
                     "{c} -> {s}"
                 );
             }
@@ -753,7 +773,6 @@ mod tests {
             ("case_flip", total.case_flip),
             ("split", total.split),
             ("merged", total.merged),
-            ("space_junk", total.space_junk),
         ] {
             assert!(v > 0, "{name} never happened");
         }

@@ -35,7 +35,9 @@ use serde::Serialize;
 use shakmaty::san::San;
 use shakmaty::{Chess, Move, Position};
 
-use super::noise::{corrupt, derive_seed, str_seed, EventCounts, MoveText, NoiseConfig, SplitMix64};
+use super::noise::{
+    corrupt, derive_seed, str_seed, EventCounts, MoveText, NoiseConfig, SplitMix64,
+};
 use crate::decode::{repair_text, DecodeConfig};
 use crate::notation::lexer::{lex, LexedGame, TokenKind};
 use crate::notation::turkish;
@@ -140,7 +142,8 @@ pub struct Calibration {
     pub ok_plies: usize,
     pub ok_right: usize,
     pub ok_accuracy: Option<f64>,
-    /// Wrong plies, and how many of them carried a status other than `ok` (caught).
+    /// Wrong plies (true plies with no decoded ply included), and how many of them were
+    /// decoded with a status other than `ok` (caught for a reviewer).
     pub wrong_plies: usize,
     pub wrong_flagged: usize,
 }
@@ -227,12 +230,8 @@ pub fn run(opts: &RepairEvalOptions) -> anyhow::Result<RepairEvalReport> {
         .noise
         .iter()
         .map(|&r| {
-            NoiseConfig::new(f64::from(r), f64::from(opts.drop)).with_context(|| {
-                format!(
-                    "noise {r} and drop {} must both lie in 0..=1",
-                    opts.drop
-                )
-            })
+            NoiseConfig::new(f64::from(r), f64::from(opts.drop))
+                .with_context(|| format!("noise {r} and drop {} must both lie in 0..=1", opts.drop))
         })
         .collect::<anyhow::Result<_>>()?;
     let (truths, sources) = load_paths(&opts.paths)?;
@@ -383,16 +382,16 @@ fn replay_legal_prefix(g: &LexedGame) -> (Vec<Move>, GameResult, usize) {
     let mut pos = Chess::default();
     let mut moves = Vec::new();
     let mut cut = 0;
-    let mut result = g
-        .headers
-        .iter()
-        .find(|(k, _)| k == "Result")
-        .map_or(GameResult::Unknown, |(_, v)| match v.as_str() {
-            "1-0" => GameResult::WhiteWins,
-            "0-1" => GameResult::BlackWins,
-            "1/2-1/2" => GameResult::Draw,
-            _ => GameResult::Unknown,
-        });
+    let mut result =
+        g.headers
+            .iter()
+            .find(|(k, _)| k == "Result")
+            .map_or(GameResult::Unknown, |(_, v)| match v.as_str() {
+                "1-0" => GameResult::WhiteWins,
+                "0-1" => GameResult::BlackWins,
+                "1/2-1/2" => GameResult::Draw,
+                _ => GameResult::Unknown,
+            });
     for t in &g.tokens {
         match &t.kind {
             TokenKind::Result(r) => result = *r,
@@ -519,8 +518,7 @@ fn run_jobs(
                     let o = evaluate(truth, cfg, opts.noise[job.level], opts.seed, job.auto);
                     if matches!(o.decoded, Decoded::Panicked) {
                         let p = panics.fetch_add(1, Ordering::Relaxed) + 1;
-                        if p >= PANICS_BEFORE_GIVING_UP && successes.load(Ordering::Relaxed) == 0
-                        {
+                        if p >= PANICS_BEFORE_GIVING_UP && successes.load(Ordering::Relaxed) == 0 {
                             abort.store(true, Ordering::Relaxed);
                         }
                     } else {
@@ -545,7 +543,11 @@ fn run_jobs(
         .map_err(|_| anyhow::anyhow!("a worker thread panicked"))?;
     results.sort_by_key(|(i, _)| *i);
     if results.len() != jobs.len() {
-        bail!("{} of {} evaluations did not run", jobs.len() - results.len(), jobs.len());
+        bail!(
+            "{} of {} evaluations did not run",
+            jobs.len() - results.len(),
+            jobs.len()
+        );
     }
     Ok(results.into_iter().map(|(_, o)| o).collect())
 }
@@ -638,7 +640,11 @@ const STATUSES: [Status; 5] = [
 const BIN_EDGES: [f32; 7] = [0.0, 0.5, 0.7, 0.9, 0.97, 0.99, 1.0];
 
 fn bin_of(conf: f32) -> usize {
-    let c = if conf.is_finite() { conf.clamp(0.0, 1.0) } else { 0.0 };
+    let c = if conf.is_finite() {
+        conf.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     (1..BIN_EDGES.len() - 1)
         .take_while(|&i| c >= BIN_EDGES[i])
         .count()
@@ -871,6 +877,46 @@ fn opt_pct(x: Option<f64>) -> String {
     x.map_or_else(|| "-".to_string(), |v| format!("{:.2}%", 100.0 * v))
 }
 
+/// Sources for display: more than three files from one folder become one line.
+fn grouped_sources(sources: &[SourceSummary]) -> Vec<SourceSummary> {
+    let parent = |p: &str| {
+        std::path::Path::new(p)
+            .parent()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default()
+    };
+    let mut out: Vec<SourceSummary> = Vec::new();
+    let mut i = 0;
+    while let Some(first) = sources.get(i) {
+        let dir = parent(&first.path);
+        let group = &sources[i..];
+        let run = group.iter().take_while(|s| parent(&s.path) == dir).count();
+        let group = &group[..run];
+        if run > 3 {
+            let mut g = SourceSummary {
+                path: format!("{dir}/ ({run} files)"),
+                games: 0,
+                plies: 0,
+                cut_games: 0,
+                cut_plies: 0,
+                skipped: 0,
+            };
+            for s in group {
+                g.games += s.games;
+                g.plies += s.plies;
+                g.cut_games += s.cut_games;
+                g.cut_plies += s.cut_plies;
+                g.skipped += s.skipped;
+            }
+            out.push(g);
+        } else {
+            out.extend(group.iter().cloned());
+        }
+        i += run;
+    }
+    out
+}
+
 impl fmt::Display for RepairEvalReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
@@ -878,8 +924,12 @@ impl fmt::Display for RepairEvalReport {
             "repair eval: {} games, {} plies; Turkish move text; seed {}; ply drop {}; {} thread(s)",
             self.games, self.plies, self.seed, self.drop, self.threads
         )?;
-        for s in &self.sources {
-            write!(f, "  {:<48} {:>5} games {:>7} plies", s.path, s.games, s.plies)?;
+        for s in &grouped_sources(&self.sources) {
+            write!(
+                f,
+                "  {:<48} {:>5} games {:>7} plies",
+                s.path, s.games, s.plies
+            )?;
             if s.cut_games > 0 {
                 write!(
                     f,
@@ -1043,7 +1093,8 @@ mod tests {
 
     #[test]
     fn fen_games_and_empty_games_are_skipped() {
-        let text = "[FEN \"8/8/8/8/8/8/8/K6k w - - 0 1\"]\n\n1. Kb1 *\n\n[Event \"x\"]\n\n1. Qh5 *\n";
+        let text =
+            "[FEN \"8/8/8/8/8/8/8/K6k w - - 0 1\"]\n\n1. Kb1 *\n\n[Event \"x\"]\n\n1. Qh5 *\n";
         let (games, s) = read_labels(text, "z");
         assert!(games.is_empty());
         assert_eq!(s.skipped, 2);
@@ -1060,7 +1111,10 @@ mod tests {
                 result: GameResult::Unknown,
             })
             .collect();
-        let picked: Vec<usize> = sample(all.clone(), Some(4)).iter().map(|t| t.index).collect();
+        let picked: Vec<usize> = sample(all.clone(), Some(4))
+            .iter()
+            .map(|t| t.index)
+            .collect();
         assert_eq!(picked, vec![0, 2, 5, 7]);
         assert_eq!(sample(all, None).len(), 10);
     }
@@ -1159,7 +1213,11 @@ mod tests {
         // Bins: [0,.5): 1 extra wrong @0.3; [.5,.7): 1 right @0.6; [.7,.9): 1 right @0.8;
         // [.99,1]: 4 plies, 3 right, mean 0.99725.
         let expected = (0.3 + 0.4 + 0.2 + 4.0 * (0.99725f64 - 0.75).abs()) / 7.0;
-        assert!((r.calibration.ece - expected).abs() < 1e-6, "{}", r.calibration.ece);
+        assert!(
+            (r.calibration.ece - expected).abs() < 1e-6,
+            "{}",
+            r.calibration.ece
+        );
         assert_eq!(r.timing.calls, 3);
         assert!((r.timing.mean_ms_per_game - 31.0 / 3.0).abs() < 1e-9);
         let shown = RepairEvalReport {

@@ -90,22 +90,43 @@ mod tests {
     fn seed_001_examples_in_turkish() {
         let tr = turkish();
         // Kad1: rooks on a1 and h1.
-        assert_eq!(san_in("4k3/8/8/8/8/8/4K3/R6R w - - 0 1", "a1d1", tr), "Kad1");
+        assert_eq!(
+            san_in("4k3/8/8/8/8/8/4K3/R6R w - - 0 1", "a1d1", tr),
+            "Kad1"
+        );
         // A5b3: knights on a1 and a5.
-        assert_eq!(san_in("4k3/8/8/N7/8/8/8/N3K3 w - - 0 1", "a5b3", tr), "A5b3");
+        assert_eq!(
+            san_in("4k3/8/8/N7/8/8/8/N3K3 w - - 0 1", "a5b3", tr),
+            "A5b3"
+        );
         // Aab3 / Adb3: knights on a1 and d2.
-        assert_eq!(san_in("4k3/8/8/8/8/8/3N4/N3K3 w - - 0 1", "a1b3", tr), "Aab3");
-        assert_eq!(san_in("4k3/8/8/8/8/8/3N4/N3K3 w - - 0 1", "d2b3", tr), "Adb3");
+        assert_eq!(
+            san_in("4k3/8/8/8/8/8/3N4/N3K3 w - - 0 1", "a1b3", tr),
+            "Aab3"
+        );
+        assert_eq!(
+            san_in("4k3/8/8/8/8/8/3N4/N3K3 w - - 0 1", "d2b3", tr),
+            "Adb3"
+        );
         // dxc6 e.p.
         assert_eq!(
             san_in("4k3/8/8/2pP4/8/8/8/4K3 w - c6 0 1", "d5c6", tr),
             "dxc6 e.p."
         );
         // g8V
-        assert_eq!(san_in("4k3/6P1/8/8/8/8/8/4K3 w - - 0 1", "g7g8q", tr), "g8V+");
+        assert_eq!(
+            san_in("4k3/6P1/8/8/8/8/8/4K3 w - - 0 1", "g7g8q", tr),
+            "g8V+"
+        );
         // 0-0, 0-0-0
-        assert_eq!(san_in("4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1", "e1g1", tr), "0-0");
-        assert_eq!(san_in("4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1", "e1c1", tr), "0-0-0");
+        assert_eq!(
+            san_in("4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1", "e1g1", tr),
+            "0-0"
+        );
+        assert_eq!(
+            san_in("4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1", "e1c1", tr),
+            "0-0-0"
+        );
         assert_eq!(
             san_in("4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1", "e1c1", english()),
             "O-O-O"

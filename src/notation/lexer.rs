@@ -58,11 +58,12 @@ pub fn lex(text: &str) -> Vec<LexedGame> {
     let mut depth_paren = 0usize;
 
     // First pass: cut the text into words, handling tags, comments and variations.
-    let flush_words = |words: &mut Vec<(usize, usize)>, cur: &mut LexedGame, games: &mut Vec<LexedGame>| {
-        for (s, e) in words.drain(..) {
-            lex_word(text, s, e, cur, games);
-        }
-    };
+    let flush_words =
+        |words: &mut Vec<(usize, usize)>, cur: &mut LexedGame, games: &mut Vec<LexedGame>| {
+            for (s, e) in words.drain(..) {
+                lex_word(text, s, e, cur, games);
+            }
+        };
     while i < bytes.len() {
         let c = bytes[i];
         match c {
@@ -176,7 +177,9 @@ fn normalize(word: &str) -> String {
         .filter_map(|c| match c {
             '×' | ':' => Some('x'),
             '–' | '—' | '−' | '‐' => Some('-'),
-            '!' | '?' | '‼' | '⁇' | '⁈' | '⁉' | '\u{feff}' | '"' | '\'' | '´' | '`' => None,
+            '!' | '?' | '‼' | '⁇' | '⁈' | '⁉' | '\u{feff}' | '"' | '\'' | '´' | '`' => {
+                None
+            }
             c => Some(c),
         })
         .collect()
@@ -200,14 +203,25 @@ fn is_ep_mark(w: &str) -> bool {
 }
 
 fn push(cur: &mut LexedGame, games: &mut Vec<LexedGame>, kind: TokenKind, span: Range<usize>) {
-    // A result followed by more moves: the next game starts.
-    if let Some(Token {
-        kind: TokenKind::Result(_),
-        ..
-    }) = cur.tokens.last()
-    {
-        if !matches!(kind, TokenKind::Result(_)) {
-            games.push(std::mem::take(cur));
+    // A result followed by a move number 1 starts the next game. A result followed by
+    // anything else is more likely a misread (`0-1` for `0-0`): it stays a move reading.
+    let n = cur.tokens.len();
+    if n > 0 {
+        if let TokenKind::Result(r) = cur.tokens[n - 1].kind {
+            let restart = matches!(&kind, TokenKind::Number { digits, .. } if digits == "1");
+            if restart {
+                games.push(std::mem::take(cur));
+            } else if !matches!(kind, TokenKind::Result(_)) {
+                if r == GameResult::Unknown {
+                    cur.tokens.pop();
+                } else {
+                    cur.tokens[n - 1].kind = TokenKind::Move {
+                        text: r.as_pgn().to_string(),
+                        draw_offer: false,
+                        en_passant: false,
+                    };
+                }
+            }
         }
     }
     cur.tokens.push(Token { kind, span });
@@ -423,17 +437,36 @@ mod tests {
         );
         assert_eq!(games[1].headers[0].1, "Two");
         assert_eq!(games[2].tokens.len(), 3);
+        // A result in the middle of move text is a misread, not the end of a game.
+        let games = lex("1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. 0-1 Nf6 5. d3 d6");
+        assert_eq!(games.len(), 1);
+        assert_eq!(games[0].tokens[10].kind, mv("0-1"));
     }
 
     #[test]
     fn typographic_variants_fold() {
-        assert_eq!(kinds("Vxd3 V×d3 V:d3"), vec![mv("Vxd3"), mv("Vxd3"), mv("Vxd3")]);
+        assert_eq!(
+            kinds("Vxd3 V×d3 V:d3"),
+            vec![mv("Vxd3"), mv("Vxd3"), mv("Vxd3")]
+        );
         assert_eq!(kinds("0–0"), vec![mv("0-0")]);
     }
 
     #[test]
     fn garbage_does_not_panic() {
-        for s in ["", "[", "{", "(((", "1...", "...", "=", "e.p.", "[Event", "½", "\u{0}\u{1}"] {
+        for s in [
+            "",
+            "[",
+            "{",
+            "(((",
+            "1...",
+            "...",
+            "=",
+            "e.p.",
+            "[Event",
+            "½",
+            "\u{0}\u{1}",
+        ] {
             let _ = lex(s);
         }
     }

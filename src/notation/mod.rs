@@ -188,7 +188,13 @@ mod tests {
             seen.sort_unstable();
             seen.dedup();
             assert_eq!(seen.len(), n, "{}", l.code);
-            for r in [Role::King, Role::Queen, Role::Rook, Role::Bishop, Role::Knight] {
+            for r in [
+                Role::King,
+                Role::Queen,
+                Role::Rook,
+                Role::Bishop,
+                Role::Knight,
+            ] {
                 assert_eq!(l.role_of(l.letter(r).unwrap()), Some(r), "{}", l.code);
             }
         }

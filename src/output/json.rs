@@ -187,7 +187,7 @@ pub fn write(game: &Game, file: &str, w: &mut impl Write) -> io::Result<()> {
     writeln!(w)
 }
 
-/// The JSON object of [`write`] as a [`serde_json::Value`] (for callers that merge it into
+/// The JSON object of [`write()`] as a [`serde_json::Value`] (for callers that merge it into
 /// a larger report).
 ///
 /// # Errors

@@ -207,7 +207,7 @@ fn write_stop(
     writeln!(w)
 }
 
-/// [`write`] into a `String`.
+/// [`write()`] into a `String`.
 pub fn to_string(game: &Game, lang: &Lang) -> String {
     let mut buf = Vec::new();
     // Writing to a Vec cannot fail.

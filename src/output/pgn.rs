@@ -62,7 +62,7 @@ pub fn write(game: &Game, w: &mut impl Write) -> io::Result<()> {
     write_wrapped(&words, LINE_WIDTH, w)
 }
 
-/// [`write`] into a `String`.
+/// [`write()`] into a `String`.
 pub fn to_string(game: &Game) -> String {
     let mut buf = Vec::new();
     // Writing to a Vec cannot fail.

@@ -24,7 +24,7 @@ pub fn write(game: &Game, w: &mut impl Write) -> io::Result<()> {
     lang_text::write(game, turkish(), w)
 }
 
-/// [`write`] into a `String`.
+/// [`write()`] into a `String`.
 pub fn to_string(game: &Game) -> String {
     lang_text::to_string(game, turkish())
 }
