@@ -2,7 +2,11 @@
 //! repair engine recovers games from Turkish move text at 5 % character noise.
 //!
 //! The full-corpus report is an ignored test (slow in debug builds):
-//! `cargo test --release --test eval -- --ignored --nocapture full_corpus_report`.
+//! `cargo test --release --test eval -- --ignored --nocapture full_corpus_report`
+//! (environment: `HAMLE_EVAL_NOISE=0.05,0.10`, `HAMLE_EVAL_DROP=0.005`, `HAMLE_EVAL_GAMES=N`,
+//! `HAMLE_EVAL_AUTO=1` for auto-detection on every game, `HAMLE_EVAL_JSON=PATH` to save
+//! the JSON report, `HAMLE_EVAL_THREADS=N`). It also reads `../shared/data/sheets/dev`
+//! when that folder exists.
 
 use std::path::PathBuf;
 
@@ -137,7 +141,10 @@ fn full_corpus_report() {
     let report = run(&RepairEvalOptions {
         paths,
         noise,
-        drop: 0.005,
+        drop: std::env::var("HAMLE_EVAL_DROP")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0.005),
         seed: 1,
         games: std::env::var("HAMLE_EVAL_GAMES")
             .ok()

@@ -114,7 +114,8 @@ struct Engine<'a, S: Scorer> {
     states: Vec<Vec<State>>,
     children: Vec<Vec<Child>>,
     memo: Memo,
-    bounds: HashMap<u32, (Bounds, f32)>,
+    bounds: HashMap<u32, std::rc::Rc<Kinds>>,
+    forced: &'a HashMap<u32, Move>,
 }
 
 /// A memo of scores: the positions in a beam share most of their legal moves, so the
@@ -197,27 +198,36 @@ fn rank<S: Scorer>(
     v
 }
 
-/// Per-item table of lower bounds: index (role-1)*64+to, castling at 384.
-type Bounds = Vec<f32>;
+/// The kinds of move (piece, target square) worth scoring for one item, and whether
+/// castling is: those whose lower bound is within reach of the best bound.
+#[derive(Debug, Clone)]
+struct Kinds {
+    /// Indexed like [`Scorer::bounds`]: (role - 1) * 64 + square, 384 for castling.
+    mask: Vec<bool>,
+    /// No bounds known: score every legal move.
+    all: bool,
+}
 
-/// Like [`rank`], but only over moves whose lower bound is within `slack` of the
-/// item's best bound: for enumerating many positions cheaply.
-fn rank_bounded<S: Scorer>(
+/// Like [`rank`], but only over the moves of the given kinds: for enumerating many
+/// positions cheaply.
+fn rank_kinds<S: Scorer>(
     scorer: &S,
     reading: &S::Reading,
     pos: &Chess,
     memo: &mut Memo,
     item: u32,
-    bounds: &Bounds,
-    limit: f32,
+    kinds: &Kinds,
 ) -> Vec<(Shape, f32)> {
+    if kinds.all {
+        return rank(scorer, reading, pos, Some((memo, item)));
+    }
     let mut sh = shapes_where(pos, |role, to, castle| {
         let k = if castle.is_some() {
             384
         } else {
             (role as usize - 1) * 64 + to as usize
         };
-        bounds.get(k).is_none_or(|b| *b <= limit)
+        kinds.mask.get(k).copied().unwrap_or(true)
     });
     if scorer.needs_suffix(reading) {
         for s in &mut sh {
@@ -253,6 +263,19 @@ pub fn search<S: Scorer>(
     beam: usize,
     start: &Chess,
 ) -> Search {
+    search_forced(items, scorer, costs, beam, start, &HashMap::new())
+}
+
+/// [`search`] where the hidden plies (missing, illegal, unreadable) at the given ply
+/// indices (0-based) may only be the given moves.
+pub fn search_forced<S: Scorer>(
+    items: &[Item<S::Reading>],
+    scorer: &S,
+    costs: &Costs,
+    beam: usize,
+    start: &Chess,
+    forced: &HashMap<u32, Move>,
+) -> Search {
     let n = items.len();
     let mut e = Engine {
         items,
@@ -264,6 +287,7 @@ pub fn search<S: Scorer>(
         children: (0..n + 2).map(|_| Vec::new()).collect(),
         memo: Memo::default(),
         bounds: HashMap::new(),
+        forced,
     };
     e.states.push(vec![State {
         pos: start.clone(),
@@ -285,35 +309,28 @@ pub fn search<S: Scorer>(
 }
 
 impl<S: Scorer> Engine<'_, S> {
-    /// The lower-bound table of item `k` and the limit for enumeration.
-    fn bounds_of(&mut self, k: u32, reading: &S::Reading) -> (Bounds, f32) {
+    /// The move kinds worth scoring for item `k`.
+    fn kinds_of(&mut self, k: u32, reading: &S::Reading) -> std::rc::Rc<Kinds> {
         if let Some(b) = self.bounds.get(&k) {
             return b.clone();
         }
-        let mut t = vec![0.0f32; 385];
-        for role in [
-            shakmaty::Role::Pawn,
-            shakmaty::Role::Knight,
-            shakmaty::Role::Bishop,
-            shakmaty::Role::Rook,
-            shakmaty::Role::Queen,
-            shakmaty::Role::King,
-        ] {
-            for sq in shakmaty::Square::ALL {
-                t[(role as usize - 1) * 64 + sq as usize] =
-                    self.scorer.lower_bound(reading, role, sq, None);
+        let kinds = match self.scorer.bounds(reading) {
+            Some(t) => {
+                let min = t.iter().copied().fold(f32::INFINITY, f32::min);
+                let limit = min + self.costs.reach;
+                Kinds {
+                    mask: t.iter().map(|b| *b <= limit).collect(),
+                    all: false,
+                }
             }
-        }
-        t[384] = self.scorer.lower_bound(
-            reading,
-            shakmaty::Role::King,
-            shakmaty::Square::G1,
-            Some(shakmaty::CastlingSide::KingSide),
-        );
-        let min = t.iter().copied().fold(f32::INFINITY, f32::min);
-        let out = (t, min + self.costs.prune);
-        self.bounds.insert(k, out.clone());
-        out
+            None => Kinds {
+                mask: Vec::new(),
+                all: true,
+            },
+        };
+        let kinds = std::rc::Rc::new(kinds);
+        self.bounds.insert(k, kinds.clone());
+        kinds
     }
 
     fn push(&mut self, target: usize, child: Child) {
@@ -547,7 +564,8 @@ impl<S: Scorer> Engine<'_, S> {
         let c = self.costs;
         // (cost so far, position, hidden moves)
         let mut seqs: Vec<(f32, Chess, Vec<Move>)> = vec![(0.0, s.pos.clone(), Vec::new())];
-        for pend in &s.pending {
+        for (t, pend) in s.pending.iter().enumerate() {
+            let force = self.forced.get(&(s.ply + t as u32)).copied();
             let hint = pend.item.and_then(|k| match self.items.get(k as usize) {
                 Some(Item::Move { reading, .. }) => Some((reading, k)),
                 _ => None,
@@ -562,6 +580,9 @@ impl<S: Scorer> Engine<'_, S> {
                     None => p.legal_moves().into_iter().map(|m| (m, 0.0)).collect(),
                 };
                 for (m, x) in scored {
+                    if force.is_some_and(|f| f != m) {
+                        continue;
+                    }
                     let mut q = p.clone();
                     q.play_unchecked(m);
                     let mut ms2 = ms.clone();
@@ -572,17 +593,9 @@ impl<S: Scorer> Engine<'_, S> {
             seqs = next;
         }
         let mut found: Vec<(f32, usize, Move, f32)> = Vec::new();
-        let (bounds, limit) = self.bounds_of(i as u32, reading);
+        let kinds = self.kinds_of(i as u32, reading);
         for (k, (hc, p, _)) in seqs.iter().enumerate() {
-            let ranked = rank_bounded(
-                self.scorer,
-                reading,
-                p,
-                &mut self.memo,
-                i as u32,
-                &bounds,
-                limit,
-            );
+            let ranked = rank_kinds(self.scorer, reading, p, &mut self.memo, i as u32, &kinds);
             for (shape, cost) in ranked.iter().take(2) {
                 found.push((hc + cost, k, shape.mv, *cost));
             }
@@ -601,14 +614,14 @@ impl<S: Scorer> Engine<'_, S> {
                 Item::Move { reading, .. } => Some((reading, (i + 1 + d) as u32)),
                 _ => None,
             });
-        let next_bounds = next_reading.map(|(r, j)| self.bounds_of(j, r));
+        let next_kinds = next_reading.map(|(r, j)| self.kinds_of(j, r));
         let mut keyed: Vec<(f32, usize)> = Vec::with_capacity(found.len());
         for (n, (cost, k, mv, _)) in found.iter().enumerate() {
-            let la = match (next_reading, &next_bounds) {
-                (Some((r, j)), Some((b, lim))) => {
+            let la = match (next_reading, &next_kinds) {
+                (Some((r, j)), Some(kinds)) => {
                     let mut q = seqs[*k].1.clone();
                     q.play_unchecked(*mv);
-                    rank_bounded(self.scorer, r, &q, &mut self.memo, j, b, *lim)
+                    rank_kinds(self.scorer, r, &q, &mut self.memo, j, kinds)
                         .first()
                         .map_or(c.illegal, |x| x.1.min(c.illegal))
                 }
@@ -836,6 +849,103 @@ impl<S: Scorer> Engine<'_, S> {
         paths.sort_by(|a, b| a.cost.total_cmp(&b.cost));
         Search { paths }
     }
+}
+
+/// The common case first: when every move token spells exactly one legal move (and no
+/// other move comes close), every move number agrees with the ply count and a result
+/// comes only last, the game is what it says and no search is needed. Returns `None` as
+/// soon as anything is doubtful; the beam search then reads the game.
+pub fn clean_path<S: Scorer>(
+    items: &[Item<S::Reading>],
+    scorer: &S,
+    start: &Chess,
+    margin: f32,
+) -> Option<Path> {
+    let mut pos = start.clone();
+    let mut plies = Vec::new();
+    let mut result = None;
+    for (i, it) in items.iter().enumerate() {
+        if result.is_some() {
+            return None;
+        }
+        match it {
+            Item::Result(r) => result = Some(*r),
+            Item::Number { digits, black } => {
+                let p = plies.len() as u32;
+                if number_cost(digits, p / 2 + 1) != 0.0 || *black != (p % 2 == 1) {
+                    return None;
+                }
+            }
+            Item::Move {
+                reading,
+                draw_offer,
+            } => {
+                let ranked = rank(scorer, reading, &pos, None);
+                let (shape, cost) = ranked.first()?;
+                if *cost >= 1.0 || ranked.get(1).is_some_and(|r| r.1 < cost + margin) {
+                    return None;
+                }
+                pos.play_unchecked(shape.mv);
+                plies.push(PlyInfo {
+                    mv: Some(shape.mv),
+                    status: Status::Ok,
+                    item: Some(i as u32),
+                    item2: None,
+                    draw_offer: *draw_offer,
+                });
+            }
+        }
+    }
+    Some(Path {
+        cost: 0.0,
+        plies,
+        skipped: Vec::new(),
+        result,
+    })
+}
+
+/// How well the move items from `from` on read as a game continuing from `pos`: the
+/// summed cost of a greedy one-best reading of the next `window` move items (each capped
+/// at `cap`). Used to choose a hidden ply's move by what follows, further than the beam's
+/// one-token lookahead sees.
+pub fn continuation_cost<S: Scorer>(
+    items: &[Item<S::Reading>],
+    scorer: &S,
+    pos: &Chess,
+    from: usize,
+    window: usize,
+    cap: f32,
+    memo: &mut HashMap<(u32, u64), f32, BuildHasherDefault<FxHasher>>,
+) -> f32 {
+    let mut q = pos.clone();
+    let mut total = 0.0;
+    let mut seen = 0;
+    for (k, it) in items.iter().enumerate().skip(from) {
+        if seen >= window {
+            break;
+        }
+        let Item::Move { reading, .. } = it else {
+            continue;
+        };
+        seen += 1;
+        let ranked = rank(scorer, reading, &q, Some((memo, k as u32)));
+        match ranked.first() {
+            Some((sh, c)) if *c < cap => {
+                total += c;
+                q.play_unchecked(sh.mv);
+            }
+            _ => total += cap,
+        }
+        if q.legal_moves().is_empty() {
+            break;
+        }
+    }
+    total
+}
+
+/// A fresh score memo for [`continuation_cost`].
+pub fn new_memo() -> HashMap<(u32, u64), f32, BuildHasherDefault<FxHasher>> {
+    HashMap::default()
 }
 
 /// Cost of reading `digits` where the move number `n` was written: 0 when equal, cheap

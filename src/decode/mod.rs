@@ -66,6 +66,12 @@ pub struct Costs {
     pub number_mismatch: f32,
     /// A `N...` number where White is to move.
     pub number_side: f32,
+    /// Moves whose cost bound is worse than the best conceivable reading's by more than
+    /// this are not generated when hidden plies are enumerated.
+    pub reach: f32,
+    /// A game whose every token spells one legal move exactly, with the next-best move
+    /// at least this much costlier, is read without a search.
+    pub clean_margin: f32,
     /// Hypotheses worse than the best by more than this are dropped.
     pub prune: f32,
     /// Above this match cost, the engine also tries bad-token, missing, merge and split.
@@ -87,6 +93,13 @@ pub struct Costs {
     pub max_lookahead: usize,
     /// Softmax temperature turning path costs into confidences.
     pub temperature: f32,
+    /// Move items read ahead when second-guessing a hidden ply.
+    pub refine_window: usize,
+    /// Most hidden plies second-guessed per game.
+    pub refine_max: usize,
+    /// A refined decoding may cost this much more than the first and still be taken
+    /// (its hidden plies agree with later moves the beam did not look at).
+    pub refine_slack: f32,
     /// Softmax temperature of the reading-alone posterior that scales each confidence.
     pub local_temperature: f32,
     /// Confidence factor of a ply read from two tokens, or one of two plies in one token.
@@ -101,14 +114,16 @@ impl Default for Costs {
             missing: 5.0,
             skip: 5.5,
             skip_junk: 1.0,
-            skip_after_end: 2.0,
+            skip_after_end: 5.5,
             illegal: 5.0,
             unreadable: 4.5,
             merge: 3.0,
             split: 3.0,
             number_mismatch: 5.0,
             number_side: 1.5,
-            prune: 6.0,
+            reach: 6.0,
+            clean_margin: 2.0,
+            prune: 8.0,
             gate: 4.0,
             gate_skip: 2.5,
             max_children: 4,
@@ -118,6 +133,9 @@ impl Default for Costs {
             hidden_text_weight: 0.5,
             max_lookahead: 64,
             temperature: 1.0,
+            refine_window: 40,
+            refine_max: 8,
+            refine_slack: 0.0,
             local_temperature: 0.5,
             merged_confidence: 0.7,
             hidden_confidence: 0.5,
@@ -141,7 +159,7 @@ impl Default for DecodeConfig {
     fn default() -> Self {
         DecodeConfig {
             lang: None,
-            beam: 24,
+            beam: 48,
             costs: Costs::default(),
             max_tokens: 4000,
         }
@@ -326,7 +344,25 @@ pub fn decode<S: Scorer>(
     lang: &'static Lang,
 ) -> (f32, Game) {
     let start = Chess::default();
-    let search = engine::search(items, scorer, &cfg.costs, cfg.beam, &start);
+    let mut search = match engine::clean_path(items, scorer, &start, cfg.costs.clean_margin) {
+        Some(path) => engine::Search { paths: vec![path] },
+        None => engine::search(items, scorer, &cfg.costs, cfg.beam, &start),
+    };
+    if let Some(forced) = search
+        .paths
+        .first()
+        .and_then(|b| refine_hidden(items, scorer, cfg, &start, b))
+    {
+        let again = engine::search_forced(items, scorer, &cfg.costs, cfg.beam, &start, &forced);
+        if again.paths.first().is_some_and(|a| {
+            search
+                .paths
+                .first()
+                .is_some_and(|b| a.cost <= b.cost + cfg.costs.refine_slack)
+        }) {
+            search = again;
+        }
+    }
     let Some(best) = search.paths.first() else {
         return (f32::INFINITY, empty_game(lang));
     };
@@ -438,6 +474,105 @@ pub fn decode<S: Scorer>(
     };
     settle_result(&mut game, best.result);
     (best.cost, game)
+}
+
+/// Second thoughts on the guessed plies of `best` (missing, illegal, unreadable): the
+/// beam chose them by the next token only, so a quiet missing move is often a blind
+/// guess that later moves contradict. For each, every legal move is tried and the one
+/// whose continuation reads best over the next move items is kept. Returns the moves to
+/// force, when any guess changed.
+fn refine_hidden<S: Scorer>(
+    items: &[Item<S::Reading>],
+    scorer: &S,
+    cfg: &DecodeConfig,
+    start: &Chess,
+    best: &engine::Path,
+) -> Option<std::collections::HashMap<u32, shakmaty::Move>> {
+    let hidden: Vec<usize> = best
+        .plies
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            p.mv.is_some()
+                && matches!(
+                    p.status,
+                    Status::Missing | Status::Illegal | Status::Unreadable
+                )
+        })
+        .map(|(j, _)| j)
+        .collect();
+    if hidden.is_empty() || hidden.len() > cfg.costs.refine_max {
+        return None;
+    }
+    let mut moves: Vec<shakmaty::Move> = best.plies.iter().map_while(|p| p.mv).collect();
+    let mut memo = engine::new_memo();
+    let mut changed = false;
+    for &j in &hidden {
+        if j >= moves.len() {
+            break;
+        }
+        // The first input item after this ply: where its continuation is read from.
+        let from = best.plies[j + 1..]
+            .iter()
+            .find_map(|p| p.item)
+            .map_or(items.len(), |k| k as usize);
+        let mut pos = start.clone();
+        // An earlier change may have made a later move of the first decoding illegal:
+        // then stop here (the forced search sorts the rest out).
+        if !moves[..j].iter().all(|m| {
+            let ok = pos.is_legal(*m);
+            if ok {
+                pos.play_unchecked(*m);
+            }
+            ok
+        }) {
+            break;
+        }
+        let reading_cost = |m: &shakmaty::Move| -> f32 {
+            match best.plies[j].item.and_then(|k| items.get(k as usize)) {
+                Some(Item::Move { reading, .. }) => {
+                    let sh = rules::shapes(&pos);
+                    sh.iter().find(|s| s.mv == *m).map_or(0.0, |s| {
+                        cfg.costs.hidden_text_weight * scorer.cost(reading, s)
+                    })
+                }
+                _ => 0.0,
+            }
+        };
+        let mut scored: Vec<(f32, shakmaty::Move)> = pos
+            .legal_moves()
+            .into_iter()
+            .map(|m| {
+                let mut q = pos.clone();
+                q.play_unchecked(m);
+                let c = engine::continuation_cost(
+                    items,
+                    scorer,
+                    &q,
+                    from,
+                    cfg.costs.refine_window,
+                    cfg.costs.illegal,
+                    &mut memo,
+                );
+                (c + reading_cost(&m), m)
+            })
+            .collect();
+        scored.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let current = scored.iter().find(|s| s.1 == moves[j]).map(|s| s.0);
+        if let (Some((c, m)), Some(cur)) = (scored.first(), current) {
+            if *m != moves[j] && *c + 0.5 < cur {
+                moves[j] = *m;
+                changed = true;
+            }
+        }
+    }
+    changed.then(|| {
+        hidden
+            .iter()
+            .filter(|&&j| j < moves.len())
+            .map(|&j| (j as u32, moves[j]))
+            .collect()
+    })
 }
 
 /// The share of `chosen` among all legal moves of `pos` for `reading` (softmax of

@@ -33,17 +33,12 @@ pub trait Scorer {
     /// Whether the reading is mere punctuation or noise that is cheap to drop.
     fn is_junk(&self, reading: &Self::Reading) -> bool;
 
-    /// A lower bound of [`Scorer::cost`] over every move of `role` to `to` (for castling,
-    /// `castle` is set and `to` is the king's square). The engine uses it to skip
-    /// hopeless moves when it enumerates hidden plies; the default, 0, skips nothing.
-    fn lower_bound(
-        &self,
-        _reading: &Self::Reading,
-        _role: Role,
-        _to: shakmaty::Square,
-        _castle: Option<shakmaty::CastlingSide>,
-    ) -> f32 {
-        0.0
+    /// Lower bounds of [`Scorer::cost`] for every kind of move: entry
+    /// `(role as usize - 1) * 64 + to as usize` bounds all moves of `role` to `to`, entry
+    /// 384 bounds castling. The engine skips moves whose bound is far above the best, so
+    /// it never generates them. `None` (the default) skips nothing.
+    fn bounds(&self, _reading: &Self::Reading) -> Option<Vec<f32>> {
+        None
     }
 
     /// The reading as text, for the record.
@@ -460,29 +455,131 @@ fn patterns(shape: &Shape, lang: &Lang, suffix_known: bool, out: &mut Patterns) 
 const FILES: [char; 8] = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
 const RANKS: [char; 8] = ['1', '2', '3', '4', '5', '6', '7', '8'];
 
-/// A pattern no cheaper to match than any real spelling of a `role` move to `to`.
-fn bound_pattern(lang: &Lang, role: Role, to: shakmaty::Square) -> Pattern {
-    let (tf, tr) = square_chars(to);
-    let mut p = Pattern::new(0.0);
-    if role == Role::Pawn {
-        if let Some(pl) = lang.pawn {
-            p.push(Slot::opt(&[pl, '♙']));
+/// Entries in a bounds table: 6 roles × 64 squares, then castling.
+pub const BOUNDS_LEN: usize = 385;
+
+/// DP over a prefix pattern: `col[i]` is the cost of reading `read[..i]` as the whole
+/// pattern.
+fn dp_column(read: &[char], p: &Pattern) -> [f32; MAX_CHARS + 1] {
+    let k = p.n;
+    let m = read.len();
+    let mut d = [[f32::INFINITY; MAX_SLOTS + 1]; MAX_CHARS + 1];
+    d[0][0] = 0.0;
+    for j in 1..=k {
+        d[0][j] = d[0][j - 1] + p.slots[j - 1].skip;
+    }
+    for i in 1..=m {
+        let r = read[i - 1];
+        let ins = ins_cost(r);
+        d[i][0] = d[i - 1][0] + ins;
+        for j in 1..=k {
+            let s = &p.slots[j - 1];
+            let mut best = (d[i - 1][j - 1] + s.sub(r))
+                .min(d[i][j - 1] + s.skip)
+                .min(d[i - 1][j] + ins);
+            if i >= 2 {
+                for &(e, pair, pc) in PAIRS {
+                    if pair[0] == read[i - 2] && pair[1] == r && s.accepts().contains(&e) {
+                        best = best.min(d[i - 2][j - 1] + pc);
+                    }
+                }
+            }
+            d[i][j] = best;
         }
-    } else {
-        p.push(piece_slot(lang, role));
     }
-    p.push(Slot::opt(&FILES));
-    p.push(Slot::opt(&RANKS));
-    p.push(Slot::opt(&['x', '-']));
-    p.push(Slot::req(&[tf]));
-    p.push(Slot::new(&[tr], if role == Role::Pawn { 0.0 } else { DEL }));
-    if role == Role::Pawn && matches!(tr, '1' | '8') {
-        p.push(Slot::opt(&['=', '/', '(']));
-        p.push(Slot::opt(&['Q', 'R', 'B', 'N', 'V', 'K', 'F', 'A']));
-        p.push(Slot::opt(&[')']));
+    let mut col = [f32::INFINITY; MAX_CHARS + 1];
+    for (i, c) in col.iter_mut().enumerate().take(m + 1) {
+        *c = d[i][k];
     }
-    push_suffix(&mut p, None, false);
-    p
+    col
+}
+
+/// One required slot of a single character after `prev` (a column as from
+/// [`dp_column`]): reading it, leaving it out (`skip`), or reading junk before it.
+fn slot_step(
+    read: &[char],
+    prev: &[f32; MAX_CHARS + 1],
+    c: char,
+    skip: f32,
+) -> [f32; MAX_CHARS + 1] {
+    let m = read.len();
+    let mut out = [f32::INFINITY; MAX_CHARS + 1];
+    for i in 0..=m {
+        let mut best = prev[i] + skip;
+        if i >= 1 {
+            best = best
+                .min(out[i - 1] + ins_cost(read[i - 1]))
+                .min(prev[i - 1] + sub_cost(c, read[i - 1]));
+        }
+        if i >= 2 && PAIRS.iter().any(|p| p.0 == c) {
+            for &(e, pair, pc) in PAIRS {
+                if e == c && pair[0] == read[i - 2] && pair[1] == read[i - 1] {
+                    best = best.min(prev[i - 2] + pc);
+                }
+            }
+        }
+        out[i] = best;
+    }
+    out
+}
+
+/// Lower bounds of the text cost of every (piece, target square) for `read`, and 0 for
+/// castling. Any real spelling of such a move has the prefix piece / origin / `x`, the
+/// target square, then optional marks; the origin and the marks are wildcards here, so
+/// the bound never exceeds the real cost.
+pub fn bounds_table(read: &[char], lang: &Lang) -> Vec<f32> {
+    let m = read.len();
+    let mut out = vec![f32::INFINITY; BOUNDS_LEN];
+    // suffix[i]: reading read[i..] as check/mate marks (free) or junk; `promo_suffix`
+    // also lets promotion marks and piece letters through.
+    let mut suffix = [0.0f32; MAX_CHARS + 1];
+    let mut promo_suffix = [0.0f32; MAX_CHARS + 1];
+    for i in (0..m).rev() {
+        let c = read[i];
+        let free = matches!(c, '+' | '#');
+        suffix[i] = suffix[i + 1] + if free { 0.0 } else { ins_cost(c) };
+        let pfree = free || matches!(c, '=' | '/' | '(' | ')') || lang.role_of(c).is_some();
+        promo_suffix[i] = promo_suffix[i + 1] + if pfree { 0.0 } else { ins_cost(c) };
+    }
+    for role in [
+        Role::Pawn,
+        Role::Knight,
+        Role::Bishop,
+        Role::Rook,
+        Role::Queen,
+        Role::King,
+    ] {
+        let mut p = Pattern::new(0.0);
+        if role == Role::Pawn {
+            if let Some(pl) = lang.pawn {
+                p.push(Slot::opt(&[pl, '♙']));
+            }
+        } else {
+            p.push(piece_slot(lang, role));
+        }
+        p.push(Slot::opt(&FILES));
+        p.push(Slot::opt(&RANKS));
+        p.push(Slot::opt(&['x', '-']));
+        let prefix = dp_column(read, &p);
+        let rank_skip = if role == Role::Pawn { 0.0 } else { DEL };
+        for (fi, &f) in FILES.iter().enumerate() {
+            let after_file = slot_step(read, &prefix, f, DEL);
+            for (ri, &r) in RANKS.iter().enumerate() {
+                let after_rank = slot_step(read, &after_file, r, rank_skip);
+                let suf = if role == Role::Pawn && (ri == 0 || ri == 7) {
+                    &promo_suffix
+                } else {
+                    &suffix
+                };
+                let best = (0..=m)
+                    .map(|i| after_rank[i] + suf[i])
+                    .fold(f32::INFINITY, f32::min);
+                out[(role as usize - 1) * 64 + ri * 8 + fi] = best;
+            }
+        }
+    }
+    out[384] = 0.0;
+    out
 }
 
 /// Weighted edit distance between a reading and a pattern (three rolling rows).
@@ -602,35 +699,22 @@ impl Scorer for TextScorer {
             .is_none_or(|(t, _)| !t.chars().any(|c| c.is_alphanumeric()))
     }
 
-    fn lower_bound(
-        &self,
-        reading: &TextReading,
-        role: Role,
-        to: shakmaty::Square,
-        castle: Option<shakmaty::CastlingSide>,
-    ) -> f32 {
-        let pat = match castle {
-            Some(_) => None,
-            None => Some(bound_pattern(self.lang, role, to)),
-        };
-        reading
-            .alts
-            .iter()
-            .map(|(t, p)| {
-                let mut buf = ['\0'; MAX_CHARS];
-                let mut m = 0;
-                for c in t.chars().filter(|c| !c.is_whitespace()).take(MAX_CHARS) {
-                    buf[m] = c;
-                    m += 1;
-                }
-                let d = match &pat {
-                    Some(pat) => distance(&buf[..m], pat),
-                    // Castling has few spellings: bound it by the cheaper of them.
-                    None => 0.0,
-                };
-                d - p.max(1e-6).ln()
-            })
-            .fold(f32::INFINITY, f32::min)
+    fn bounds(&self, reading: &TextReading) -> Option<Vec<f32>> {
+        let mut out = vec![f32::INFINITY; BOUNDS_LEN];
+        for (t, p) in &reading.alts {
+            let mut buf = ['\0'; MAX_CHARS];
+            let mut m = 0;
+            for c in t.chars().filter(|c| !c.is_whitespace()).take(MAX_CHARS) {
+                buf[m] = c;
+                m += 1;
+            }
+            let table = bounds_table(&buf[..m], self.lang);
+            let prior = -p.max(1e-6).ln();
+            for (o, b) in out.iter_mut().zip(table.iter()) {
+                *o = o.min(b + prior);
+            }
+        }
+        Some(out)
     }
 
     fn text(&self, reading: &TextReading) -> String {
@@ -722,5 +806,52 @@ mod tests {
         assert!(text_looks_like_move("OOO"));
         assert!(!text_looks_like_move("hello"));
         assert!(!text_looks_like_move("~~"));
+    }
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use super::*;
+    use crate::notation::turkish;
+    use crate::rules::shapes_with_suffix;
+    use shakmaty::fen::Fen;
+    use shakmaty::{CastlingMode, Chess};
+
+    /// The bounds table never exceeds the real cost of any legal move.
+    #[test]
+    fn bounds_are_lower_bounds() {
+        let sc = TextScorer::new(turkish());
+        for fen in [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "r3k2r/pPpp1ppp/8/3Pp3/8/8/PPP2PPP/R3K2R w KQkq e6 0 1",
+            "7k/8/8/3Q1Q2/8/3Q1Q2/8/K7 w - - 0 1",
+        ] {
+            let pos: Chess = fen
+                .parse::<Fen>()
+                .unwrap()
+                .into_position(CastlingMode::Standard)
+                .unwrap();
+            for text in [
+                "Af3", "e4", "Vd", "exd6 ", "b8V", "Vxd5+", "Vcl5", "0-0-0", "x", "Ş", "Fe312",
+                "d", "Kad1", "~Axe5", "Vd5d7", "bxa8=V#",
+            ] {
+                let r = TextReading::plain(text);
+                let t = sc.bounds(&r).unwrap();
+                for s in shapes_with_suffix(&pos) {
+                    let k = if s.castle.is_some() {
+                        384
+                    } else {
+                        (s.role as usize - 1) * 64 + s.to as usize
+                    };
+                    let c = sc.cost(&r, &s);
+                    assert!(
+                        t[k] <= c + 1e-4,
+                        "{fen} {text:?} {}: bound {} > cost {c}",
+                        s.san(),
+                        t[k]
+                    );
+                }
+            }
+        }
     }
 }

@@ -274,6 +274,12 @@ fn lex_word(text: &str, s: usize, e: usize, cur: &mut LexedGame, games: &mut Vec
         }
         return;
     }
+    // A move number misread by OCR (`l5.` for 15., `2O.`, `Z0.`): digits and digit
+    // look-alikes, then dots.
+    if let Some((digits, black)) = misread_number(&w) {
+        push(cur, games, TokenKind::Number { digits, black }, s..e);
+        return;
+    }
     // Leading move number: `12.`, `12...`, `12.e4`, `12...Af6`, `12…`.
     let digits: String = w.chars().take_while(|c| c.is_ascii_digit()).collect();
     let after = &w[digits.len()..];
@@ -301,6 +307,40 @@ fn lex_word(text: &str, s: usize, e: usize, cur: &mut LexedGame, games: &mut Vec
         }
     }
     push_move(cur, games, &w, s..e);
+}
+
+/// The digit a look-alike character is most often misread from.
+fn digit_like(c: char) -> Option<char> {
+    match c {
+        '0'..='9' => Some(c),
+        'l' | 'I' | 'i' | '|' | '!' => Some('1'),
+        'O' | 'o' | 'D' => Some('0'),
+        'Z' | 'z' => Some('2'),
+        'S' | 's' | '$' => Some('5'),
+        'B' => Some('8'),
+        'q' => Some('9'),
+        'G' => Some('6'),
+        _ => None,
+    }
+}
+
+/// `l5.`, `2O.`, `1|...` → the digits they most likely are, when at least one real
+/// digit is there and every other character is a digit look-alike.
+fn misread_number(w: &str) -> Option<(String, bool)> {
+    let body = w.trim_end_matches(['.', '…']);
+    let dots = &w[body.len()..];
+    if dots.is_empty() || body.is_empty() || body.chars().count() > 3 {
+        return None;
+    }
+    if body.chars().all(|c| c.is_ascii_digit()) {
+        return None; // a plain number: the regular path handles it
+    }
+    if !body.chars().any(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let digits: Option<String> = body.chars().map(digit_like).collect();
+    let black = dots.chars().count() >= 2 || dots.contains('…');
+    digits.map(|d| (d, black))
 }
 
 fn push_move(cur: &mut LexedGame, games: &mut Vec<LexedGame>, w: &str, span: Range<usize>) {
@@ -441,6 +481,16 @@ mod tests {
         let games = lex("1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. 0-1 Nf6 5. d3 d6");
         assert_eq!(games.len(), 1);
         assert_eq!(games[0].tokens[10].kind, mv("0-1"));
+    }
+
+    #[test]
+    fn misread_numbers_stay_numbers() {
+        assert_eq!(kinds("l5."), vec![num("15", false)]);
+        assert_eq!(kinds("2O."), vec![num("20", false)]);
+        assert_eq!(kinds("1|..."), vec![num("11", true)]);
+        // A move with a dot after it is not a number.
+        assert_eq!(kinds("e4."), vec![mv("e4.")]);
+        assert_eq!(kinds("Af3."), vec![mv("Af3.")]);
     }
 
     #[test]
