@@ -41,6 +41,8 @@ pub struct PlyInfo {
     /// A second item merged into this ply.
     pub item2: Option<u32>,
     pub draw_offer: bool,
+    /// What reading the token as this move cost (0 for a guessed ply).
+    pub cost: f32,
 }
 
 #[derive(Debug, Clone)]
@@ -479,6 +481,7 @@ impl<S: Scorer> Engine<'_, S> {
                                 item: Some(i as u32),
                                 item2: None,
                                 draw_offer: draw,
+                                cost: *cost,
                             }],
                             pending: None,
                             skip: None,
@@ -643,6 +646,7 @@ impl<S: Scorer> Engine<'_, S> {
                     item: p.item,
                     item2: None,
                     draw_offer: p.draw_offer,
+                    cost: 0.0,
                 })
                 .collect();
             plies.push(PlyInfo {
@@ -651,6 +655,7 @@ impl<S: Scorer> Engine<'_, S> {
                 item: Some(i as u32),
                 item2: None,
                 draw_offer: draw,
+                cost: mcost,
             });
             self.push(
                 i + 1,
@@ -702,6 +707,7 @@ impl<S: Scorer> Engine<'_, S> {
                         item: Some(i as u32),
                         item2: Some(i as u32 + 1),
                         draw_offer: draw || *d2,
+                        cost: *cost,
                     }],
                     pending: None,
                     skip: None,
@@ -743,6 +749,7 @@ impl<S: Scorer> Engine<'_, S> {
                 item: Some(i as u32),
                 item2: None,
                 draw_offer: d,
+                cost: 0.0,
             };
             self.push(
                 i + 1,
@@ -833,6 +840,7 @@ impl<S: Scorer> Engine<'_, S> {
                             item: p.item,
                             item2: None,
                             draw_offer: p.draw_offer,
+                            cost: 0.0,
                         });
                     } else {
                         cost -= self.costs.missing;
@@ -892,6 +900,7 @@ pub fn clean_path<S: Scorer>(
                     item: Some(i as u32),
                     item2: None,
                     draw_offer: *draw_offer,
+                    cost: 0.0,
                 });
             }
         }

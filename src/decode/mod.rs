@@ -93,6 +93,14 @@ pub struct Costs {
     pub max_lookahead: usize,
     /// Softmax temperature turning path costs into confidences.
     pub temperature: f32,
+    /// Plies on either side whose flags lower a ply's confidence.
+    pub health_window: usize,
+    /// Confidence factor exp(-penalty × b²) for b flagged neighbours.
+    pub health_penalty: f32,
+    /// Correction cost that does not lower confidence by itself (one look-alike glyph).
+    pub cost_free: f32,
+    /// Confidence factor exp(-penalty × (cost - cost_free)) for costlier corrections.
+    pub cost_penalty: f32,
     /// Move items read ahead when second-guessing a hidden ply.
     pub refine_window: usize,
     /// Most hidden plies second-guessed per game.
@@ -133,6 +141,10 @@ impl Default for Costs {
             hidden_text_weight: 0.5,
             max_lookahead: 64,
             temperature: 1.0,
+            health_window: 3,
+            health_penalty: 0.015,
+            cost_free: 2.5,
+            cost_penalty: 0.2,
             refine_window: 40,
             refine_max: 8,
             refine_slack: 0.0,
@@ -424,7 +436,10 @@ pub fn decode<S: Scorer>(
             (Some(_), _, _, _) => cfg.costs.hidden_confidence,
             (None, ..) => 0.0,
         };
-        let confidence = (beam_conf * local).clamp(0.0, 1.0);
+        // However clear the winner, a reading that needed heavy correction may mean the
+        // position itself is wrong (an earlier misreading): doubt grows with the cost.
+        let absolute = (-cfg.costs.cost_penalty * (p.cost - cfg.costs.cost_free).max(0.0)).exp();
+        let confidence = (beam_conf * local * absolute).clamp(0.0, 1.0);
         others.sort_by(|a, b| b.1.total_cmp(&a.1));
         let alternatives = others
             .into_iter()
@@ -456,6 +471,18 @@ pub fn decode<S: Scorer>(
             draw_offer: p.draw_offer,
             alternatives,
         });
+    }
+    // A ply among flagged neighbours is less sure than its own reading says: a wrong
+    // turn a few plies back makes the later readings fit the wrong position. On noisy
+    // real games (`hamle eval repair`) accuracy falls with the number of non-ok plies
+    // within `health_window` plies on either side.
+    let flagged: Vec<bool> = plies.iter().map(|p| p.status != Status::Ok).collect();
+    let w = cfg.costs.health_window;
+    for (j, p) in plies.iter_mut().enumerate() {
+        let lo = j.saturating_sub(w);
+        let hi = (j + w + 1).min(flagged.len());
+        let b = (lo..hi).filter(|&k| k != j && flagged[k]).count() as f32;
+        p.confidence *= (-cfg.costs.health_penalty * b * b).exp();
     }
     let ignored = best
         .skipped
