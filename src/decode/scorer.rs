@@ -855,3 +855,82 @@ mod bound_tests {
         }
     }
 }
+
+#[cfg(test)]
+mod seed_001_tests {
+    use super::*;
+    use crate::notation::turkish;
+    use crate::rules::shapes_with_suffix;
+    use shakmaty::fen::Fen;
+    use shakmaty::{CastlingMode, Chess};
+
+    /// Every example of seed 001 reads as exactly its move, at no cost, in a position
+    /// where it is legal (and where the disambiguation examples are needed).
+    #[test]
+    fn every_seed_001_example_reads_as_its_move() {
+        let cases = [
+            ("4k3/8/8/8/8/8/8/4K1N1 w - - 0 1", "Ae5", None),
+            ("4k3/8/8/8/8/8/8/4KN2 w - - 0 1", "Ae3", Some("f1e3")),
+            ("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1", "e4", Some("e2e4")),
+            ("4k3/8/8/8/8/8/4K3/R6R w - - 0 1", "Kad1", Some("a1d1")),
+            ("4k3/8/8/N7/8/8/8/N3K3 w - - 0 1", "A5b3", Some("a5b3")),
+            ("4k3/8/8/8/8/8/3N4/N3K3 w - - 0 1", "Aab3", Some("a1b3")),
+            ("4k3/8/8/8/8/8/3N4/N3K3 w - - 0 1", "Adb3", Some("d2b3")),
+            ("4k3/8/8/8/8/3p4/8/3QK3 w - - 0 1", "Vxd3", Some("d1d3")),
+            ("4k3/8/8/8/2p5/8/8/4K3 b - - 0 1", "exc4", None),
+            ("4k3/8/8/8/2n5/8/4P3/4K3 w - - 0 1", "exc4", None),
+            ("4k3/8/8/8/2n1P3/8/8/4K3 w - - 0 1", "exc4", None),
+            ("4k3/8/8/2pP4/8/8/8/4K3 w - c6 0 1", "dxc6", Some("d5c6")),
+            ("6k1/8/8/8/8/8/8/4KB2 w - - 0 1", "Fg3+", None),
+            ("1k6/8/8/8/7B/8/8/4K3 w - - 0 1", "Fg3+", Some("h4g3")),
+            ("4k3/8/8/8/2n5/3P4/8/4K3 w - - 0 1", "dxc4", Some("d3c4")),
+            // Seed 001's "exc4" cannot be played by an e-pawn; its spelling still reads
+            // as the only e-pawn capture there is.
+            ("4k3/8/8/8/3n4/4P3/8/4K3 w - - 0 1", "exd4", Some("e3d4")),
+            ("7k/8/8/8/8/8/8/4KB2 w - - 0 1", "Fe2", Some("f1e2")),
+            ("8/6P1/8/8/8/8/8/k3K3 w - - 0 1", "g8V", Some("g7g8q")),
+            ("8/6P1/8/8/8/8/8/k3K3 w - - 0 1", "g8A", Some("g7g8n")),
+            ("4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1", "0-0", Some("e1g1")),
+            ("4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1", "0-0-0", Some("e1c1")),
+            ("4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1", "O-O", Some("e1g1")),
+            ("4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1", "00", Some("e1g1")),
+            ("4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1", "000", Some("e1c1")),
+            ("6k1/5ppp/8/8/8/8/8/K2R4 w - - 0 1", "Kd8++", Some("d1d8")),
+            ("6k1/5ppp/8/8/8/8/8/K2R4 w - - 0 1", "Kd8#", Some("d1d8")),
+            ("4k3/8/8/8/8/8/8/4K1N1 w - - 0 1", "Sf2", Some("e1f2")),
+            ("4k3/8/8/8/8/8/8/4K1N1 w - - 0 1", "Şf2", Some("e1f2")),
+        ];
+        let sc = TextScorer::new(turkish());
+        for (fen, text, uci) in cases {
+            let pos: Chess = fen
+                .parse::<Fen>()
+                .unwrap()
+                .into_position(CastlingMode::Standard)
+                .unwrap();
+            let mut scored: Vec<(String, f32)> = shapes_with_suffix(&pos)
+                .iter()
+                .map(|s| {
+                    (
+                        s.mv.to_uci(CastlingMode::Standard).to_string(),
+                        sc.cost(&TextReading::plain(text), s),
+                    )
+                })
+                .collect();
+            scored.sort_by(|a, b| a.1.total_cmp(&b.1));
+            let Some(want) = uci else {
+                // Not legal here: nothing reads it at no cost.
+                assert!(
+                    scored.first().is_none_or(|s| s.1 >= 1.0),
+                    "{fen} {text} {scored:?}"
+                );
+                continue;
+            };
+            assert_eq!(scored[0].0, want, "{fen} {text}");
+            assert!(scored[0].1 < 1.0, "{fen} {text}: cost {}", scored[0].1);
+            assert!(
+                scored.get(1).is_none_or(|s| s.1 >= 1.0),
+                "{fen} {text}: a second move reads as well: {scored:?}"
+            );
+        }
+    }
+}
