@@ -538,11 +538,16 @@ impl<S: Scorer> Engine<'_, S> {
             item: Some(i as u32),
             draw_offer: draw,
         });
+        self.push_pending(i, from, s.cost + cost, pending);
+    }
+
+    /// A successor at item `i + 1` that only changes the pending plies.
+    fn push_pending(&mut self, i: usize, from: (usize, usize), cost: f32, pending: Vec<Pending>) {
         self.push(
             i + 1,
             Child {
                 from,
-                cost: s.cost + cost,
+                cost,
                 plies: Vec::new(),
                 pending: Some(pending),
                 skip: None,
@@ -796,17 +801,7 @@ impl<S: Scorer> Engine<'_, S> {
                     draw_offer: false,
                 });
             }
-            self.push(
-                i + 1,
-                Child {
-                    from,
-                    cost: s.cost + cost,
-                    plies: Vec::new(),
-                    pending: Some(pending),
-                    skip: None,
-                    result: None,
-                },
-            );
+            self.push_pending(i, from, s.cost + cost, pending);
         }
     }
 

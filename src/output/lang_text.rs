@@ -191,16 +191,7 @@ fn write_stop(
         labels.stops,
         numbering.label(index)
     )?;
-    let rest: Vec<String> = game
-        .plies
-        .iter()
-        .enumerate()
-        .skip(index + 1)
-        .map(|(j, q)| {
-            let text = q.read.as_deref().map_or_else(|| "-".to_string(), quoted);
-            format!("{} {text}", numbering.label(j))
-        })
-        .collect();
+    let rest = super::reads_after(game, index, numbering);
     if !rest.is_empty() {
         write!(w, "; {}: {}", labels.read_after, rest.join(" "))?;
     }

@@ -169,6 +169,20 @@ pub(crate) fn clean(s: &str) -> String {
 }
 
 /// `"text"`, cleaned with [`clean`].
+/// What was read for the plies after `index`, labelled with their move numbers: the
+/// rest of a game whose record stops at a ply without a move.
+pub(crate) fn reads_after(game: &Game, index: usize, numbering: Numbering) -> Vec<String> {
+    game.plies
+        .iter()
+        .enumerate()
+        .skip(index + 1)
+        .map(|(j, q)| {
+            let text = q.read.as_deref().map_or_else(|| "-".to_string(), quoted);
+            format!("{} {text}", numbering.label(j))
+        })
+        .collect()
+}
+
 pub(crate) fn quoted(s: &str) -> String {
     format!("\"{}\"", clean(s))
 }

@@ -204,16 +204,7 @@ fn stop_comment(game: &Game, index: usize) -> String {
         out.push_str("; draw offer");
     }
     out.push_str("; the record stops here");
-    let rest: Vec<String> = game
-        .plies
-        .iter()
-        .enumerate()
-        .skip(index + 1)
-        .map(|(j, q)| {
-            let text = q.read.as_deref().map_or_else(|| "-".to_string(), quoted);
-            format!("{} {text}", numbering.label(j))
-        })
-        .collect();
+    let rest = super::reads_after(game, index, numbering);
     if !rest.is_empty() {
         out.push_str("; read after it: ");
         out.push_str(&rest.join(" "));
