@@ -67,6 +67,8 @@ struct Pending {
 #[derive(Debug, Clone)]
 struct State {
     pos: Chess,
+    /// The last move played (for the move prior).
+    last: Option<Move>,
     ply: u32,
     cost: f32,
     node: u32,
@@ -173,6 +175,18 @@ fn rank<S: Scorer>(
     pos: &Chess,
     memo: Option<(&mut Memo, u32)>,
 ) -> Vec<(Shape, f32)> {
+    rank_prior(scorer, reading, pos, memo, None, 0.0)
+}
+
+/// [`rank`] with the move prior added at `weight` (`last`: the move before `pos`).
+fn rank_prior<S: Scorer>(
+    scorer: &S,
+    reading: &S::Reading,
+    pos: &Chess,
+    memo: Option<(&mut Memo, u32)>,
+    last: Option<&Move>,
+    weight: f32,
+) -> Vec<(Shape, f32)> {
     let sh = if scorer.needs_suffix(reading) {
         shapes_with_suffix(pos)
     } else {
@@ -196,6 +210,7 @@ fn rank<S: Scorer>(
             })
             .collect(),
     };
+    super::prior::add_costs(pos, last, weight, v.iter_mut().map(|(s, c)| (&s.mv, c)));
     v.sort_by(|a, b| a.1.total_cmp(&b.1));
     v
 }
@@ -205,7 +220,9 @@ fn rank<S: Scorer>(
 #[derive(Debug, Clone)]
 struct Kinds {
     /// Indexed like [`Scorer::bounds`]: (role - 1) * 64 + square, 384 for castling.
-    mask: Vec<bool>,
+    /// `mask[0]`: within `reach` (for enumerating hidden plies); `mask[1]`: within
+    /// `direct_reach` (for reading a token in one position).
+    mask: [Vec<bool>; 2],
     /// No bounds known: score every legal move.
     all: bool,
 }
@@ -219,17 +236,20 @@ fn rank_kinds<S: Scorer>(
     memo: &mut Memo,
     item: u32,
     kinds: &Kinds,
+    direct: bool,
+    prior: (Option<&Move>, f32),
 ) -> Vec<(Shape, f32)> {
     if kinds.all {
-        return rank(scorer, reading, pos, Some((memo, item)));
+        return rank_prior(scorer, reading, pos, Some((memo, item)), prior.0, prior.1);
     }
+    let mask = &kinds.mask[usize::from(direct)];
     let mut sh = shapes_where(pos, |role, to, castle| {
         let k = if castle.is_some() {
             384
         } else {
             (role as usize - 1) * 64 + to as usize
         };
-        kinds.mask.get(k).copied().unwrap_or(true)
+        mask.get(k).copied().unwrap_or(true)
     });
     if scorer.needs_suffix(reading) {
         for s in &mut sh {
@@ -245,6 +265,7 @@ fn rank_kinds<S: Scorer>(
             (s, c)
         })
         .collect();
+    super::prior::add_costs(pos, prior.0, prior.1, v.iter_mut().map(|(s, c)| (&s.mv, c)));
     v.sort_by(|a, b| a.1.total_cmp(&b.1));
     v
 }
@@ -293,6 +314,7 @@ pub fn search_forced<S: Scorer>(
     };
     e.states.push(vec![State {
         pos: start.clone(),
+        last: None,
         ply: 0,
         cost: 0.0,
         node: NONE,
@@ -319,14 +341,14 @@ impl<S: Scorer> Engine<'_, S> {
         let kinds = match self.scorer.bounds(reading) {
             Some(t) => {
                 let min = t.iter().copied().fold(f32::INFINITY, f32::min);
-                let limit = min + self.costs.reach;
+                let within = |reach: f32| t.iter().map(|b| *b <= min + reach).collect();
                 Kinds {
-                    mask: t.iter().map(|b| *b <= limit).collect(),
+                    mask: [within(self.costs.reach), within(self.costs.direct_reach)],
                     all: false,
                 }
             }
             None => Kinds {
-                mask: Vec::new(),
+                mask: [Vec::new(), Vec::new()],
                 all: true,
             },
         };
@@ -377,6 +399,7 @@ impl<S: Scorer> Engine<'_, S> {
             let parent = &self.states[k.from.0][k.from.1];
             let mut s = State {
                 pos: parent.pos.clone(),
+                last: parent.last,
                 ply: parent.ply,
                 cost: k.cost,
                 node: parent.node,
@@ -396,6 +419,7 @@ impl<S: Scorer> Engine<'_, S> {
             for p in k.plies {
                 if let Some(m) = p.mv {
                     s.pos.play_unchecked(m);
+                    s.last = Some(m);
                 }
                 s.ply += 1;
                 self.nodes.push(Node {
@@ -459,11 +483,16 @@ impl<S: Scorer> Engine<'_, S> {
                     self.push_skip(i, from, s.cost + skip_cost);
                     return;
                 }
-                let ranked = rank(
+                let kinds = self.kinds_of(i as u32, reading);
+                let ranked = rank_kinds(
                     self.scorer,
                     reading,
                     &s.pos,
-                    Some((&mut self.memo, i as u32)),
+                    &mut self.memo,
+                    i as u32,
+                    &kinds,
+                    true,
+                    (s.last.as_ref(), c.prior_weight),
                 );
                 let best = ranked.first().map_or(f32::INFINITY, |r| r.1);
                 for (shape, cost) in ranked.iter().take(c.max_children) {
@@ -580,12 +609,30 @@ impl<S: Scorer> Engine<'_, S> {
             });
             let mut next = Vec::new();
             for (cost, p, ms) in &seqs {
+                let last = ms.last().or(s.last.as_ref());
                 let scored: Vec<(Move, f32)> = match hint {
-                    Some((r, k)) => rank(self.scorer, r, p, Some((&mut self.memo, k)))
-                        .into_iter()
-                        .map(|(sh, x)| (sh.mv, c.hidden_text_weight * x))
-                        .collect(),
-                    None => p.legal_moves().into_iter().map(|m| (m, 0.0)).collect(),
+                    Some((r, k)) => rank_prior(
+                        self.scorer,
+                        r,
+                        p,
+                        Some((&mut self.memo, k)),
+                        last,
+                        c.prior_weight,
+                    )
+                    .into_iter()
+                    .map(|(sh, x)| (sh.mv, (c.hidden_text_weight * x).min(c.hidden_text_cap)))
+                    .collect(),
+                    None => {
+                        let mut v: Vec<(Move, f32)> =
+                            p.legal_moves().into_iter().map(|m| (m, 0.0)).collect();
+                        super::prior::add_costs(
+                            p,
+                            last,
+                            c.hidden_prior_weight,
+                            v.iter_mut().map(|(m, x)| (&*m, x)),
+                        );
+                        v
+                    }
                 };
                 for (m, x) in scored {
                     if force.is_some_and(|f| f != m) {
@@ -602,8 +649,18 @@ impl<S: Scorer> Engine<'_, S> {
         }
         let mut found: Vec<(f32, usize, Move, f32)> = Vec::new();
         let kinds = self.kinds_of(i as u32, reading);
-        for (k, (hc, p, _)) in seqs.iter().enumerate() {
-            let ranked = rank_kinds(self.scorer, reading, p, &mut self.memo, i as u32, &kinds);
+        for (k, (hc, p, ms)) in seqs.iter().enumerate() {
+            let last = ms.last().or(s.last.as_ref());
+            let ranked = rank_kinds(
+                self.scorer,
+                reading,
+                p,
+                &mut self.memo,
+                i as u32,
+                &kinds,
+                false,
+                (last, c.prior_weight),
+            );
             for (shape, cost) in ranked.iter().take(2) {
                 found.push((hc + cost, k, shape.mv, *cost));
             }
@@ -629,9 +686,18 @@ impl<S: Scorer> Engine<'_, S> {
                 (Some((r, j)), Some(kinds)) => {
                     let mut q = seqs[*k].1.clone();
                     q.play_unchecked(*mv);
-                    rank_kinds(self.scorer, r, &q, &mut self.memo, j, kinds)
-                        .first()
-                        .map_or(c.illegal, |x| x.1.min(c.illegal))
+                    rank_kinds(
+                        self.scorer,
+                        r,
+                        &q,
+                        &mut self.memo,
+                        j,
+                        kinds,
+                        false,
+                        (Some(mv), c.prior_weight),
+                    )
+                    .first()
+                    .map_or(c.illegal, |x| x.1.min(c.illegal))
                 }
                 _ => 0.0,
             };

@@ -1,0 +1,125 @@
+//! Fits the move prior of `src/decode/prior.rs` on real games and prints its weights and
+//! held-out figures.
+//!
+//! `cargo run --release --example train_prior -- datasets/games/malakhov_master.pgn [TRAIN_GAMES]`
+//!
+//! The first TRAIN_GAMES games (default 1000) train; the rest are held out.
+
+use hamle::decode::prior::{features, N_FEATURES};
+use hamle::decode::{repair_text, DecodeConfig};
+use hamle::notation::english;
+use shakmaty::{Chess, Move, Position};
+
+struct Sample {
+    feats: Vec<[f32; N_FEATURES]>,
+    played: usize,
+}
+
+fn samples(games: &[Vec<Move>]) -> Vec<Sample> {
+    let mut out = Vec::new();
+    for g in games {
+        let mut pos = Chess::default();
+        let mut last: Option<Move> = None;
+        for m in g {
+            let moves = pos.legal_moves();
+            let Some(played) = moves.iter().position(|x| x == m) else {
+                break;
+            };
+            let feats = moves
+                .iter()
+                .map(|x| features(&pos, last.as_ref(), x))
+                .collect();
+            out.push(Sample { feats, played });
+            pos.play_unchecked(*m);
+            last = Some(*m);
+        }
+    }
+    out
+}
+
+/// Mean negative log-likelihood and top-1 accuracy.
+fn evaluate(w: &[f32; N_FEATURES], data: &[Sample]) -> (f64, f64) {
+    let (mut nll, mut top) = (0.0f64, 0usize);
+    for s in data {
+        let logits: Vec<f32> = s
+            .feats
+            .iter()
+            .map(|f| f.iter().zip(w).map(|(a, b)| a * b).sum())
+            .collect();
+        let mx = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let z: f32 = logits.iter().map(|l| (l - mx).exp()).sum();
+        nll += f64::from(z.ln() + mx - logits[s.played]);
+        let best = logits
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map(|x| x.0);
+        top += usize::from(best == Some(s.played));
+    }
+    (nll / data.len() as f64, top as f64 / data.len() as f64)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let path = args.get(1).expect("PGN file");
+    let n_train: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(1000);
+    let pgn = std::fs::read_to_string(path).expect("read PGN");
+    let cfg = DecodeConfig {
+        lang: Some(english()),
+        ..Default::default()
+    };
+    let games: Vec<Vec<Move>> = repair_text(&pgn, &cfg)
+        .expect("games")
+        .iter()
+        .map(|g| g.plies.iter().map_while(|p| p.mv).collect())
+        .collect();
+    let (train, test) = games.split_at(n_train.min(games.len()));
+    let train = samples(train);
+    let test = samples(test);
+    let mut w = [0.0f32; N_FEATURES];
+    let lr = 3.0f32;
+    for epoch in 0..200 {
+        let mut grad = [0.0f64; N_FEATURES];
+        for s in &train {
+            let logits: Vec<f32> = s
+                .feats
+                .iter()
+                .map(|f| f.iter().zip(&w).map(|(a, b)| a * b).sum())
+                .collect();
+            let mx = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let e: Vec<f32> = logits.iter().map(|l| (l - mx).exp()).collect();
+            let z: f32 = e.iter().sum();
+            for (f, p) in s.feats.iter().zip(&e) {
+                for k in 0..N_FEATURES {
+                    grad[k] += f64::from(f[k] * p / z);
+                }
+            }
+            for k in 0..N_FEATURES {
+                grad[k] -= f64::from(s.feats[s.played][k]);
+            }
+        }
+        for k in 0..N_FEATURES {
+            w[k] -= lr * (grad[k] / train.len() as f64) as f32;
+        }
+        if epoch % 50 == 49 {
+            let (nll, top) = evaluate(&w, &train);
+            eprintln!("epoch {epoch}: train nll {nll:.4} top1 {top:.4}");
+        }
+    }
+    let uniform = test
+        .iter()
+        .map(|s| (s.feats.len() as f64).ln())
+        .sum::<f64>()
+        / test.len() as f64;
+    let (nll, top) = evaluate(&w, &test);
+    println!(
+        "train positions {}, held-out positions {}",
+        train.len(),
+        test.len()
+    );
+    println!(
+        "held-out: nll {nll:.4} (uniform {uniform:.4}), top-1 {:.2}%",
+        100.0 * top
+    );
+    println!("pub const WEIGHTS: [f32; N_FEATURES] = {w:?};");
+}
