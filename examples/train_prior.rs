@@ -90,16 +90,16 @@ fn main() {
             let e: Vec<f32> = logits.iter().map(|l| (l - mx).exp()).collect();
             let z: f32 = e.iter().sum();
             for (f, p) in s.feats.iter().zip(&e) {
-                for k in 0..N_FEATURES {
-                    grad[k] += f64::from(f[k] * p / z);
+                for (g, x) in grad.iter_mut().zip(f) {
+                    *g += f64::from(x * p / z);
                 }
             }
-            for k in 0..N_FEATURES {
-                grad[k] -= f64::from(s.feats[s.played][k]);
+            for (g, x) in grad.iter_mut().zip(&s.feats[s.played]) {
+                *g -= f64::from(*x);
             }
         }
-        for k in 0..N_FEATURES {
-            w[k] -= lr * (grad[k] / train.len() as f64) as f32;
+        for (wk, g) in w.iter_mut().zip(&grad) {
+            *wk -= lr * (g / train.len() as f64) as f32;
         }
         if epoch % 50 == 49 {
             let (nll, top) = evaluate(&w, &train);
