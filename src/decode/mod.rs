@@ -156,7 +156,7 @@ impl Default for Costs {
             max_pending: 2,
             recovery_margin: 2.0,
             hidden_text_weight: 0.5,
-            hidden_text_cap: 2.5,
+            hidden_text_cap: 5.0,
             max_lookahead: 64,
             temperature: 1.0,
             health_window: 3,
