@@ -3,7 +3,9 @@
 //!
 //! `cargo run --release --example train_prior -- datasets/games/malakhov_master.pgn [TRAIN_GAMES]`
 //!
-//! The first TRAIN_GAMES games (default 1000) train; the rest are held out.
+//! The first TRAIN_GAMES games (default 1000) train; the rest are held out. Further
+//! arguments (files, or folders of `*.pgn` / `*.moves.txt`) are evaluated as a second
+//! held-out set, e.g. `../shared/data/sheets/dev`.
 
 use hamle::decode::prior::{features, N_FEATURES};
 use hamle::decode::{repair_text, DecodeConfig};
@@ -59,20 +61,27 @@ fn evaluate(w: &[f32; N_FEATURES], data: &[Sample]) -> (f64, f64) {
     (nll / data.len() as f64, top as f64 / data.len() as f64)
 }
 
+/// The games in a PGN or movetext file, as move lists.
+fn read_games(text: &str) -> Vec<Vec<Move>> {
+    let cfg = DecodeConfig {
+        lang: Some(english()),
+        ..Default::default()
+    };
+    repair_text(text, &cfg)
+        .map(|gs| {
+            gs.iter()
+                .map(|g| g.plies.iter().map_while(|p| p.mv).collect())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let path = args.get(1).expect("PGN file");
     let n_train: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(1000);
     let pgn = std::fs::read_to_string(path).expect("read PGN");
-    let cfg = DecodeConfig {
-        lang: Some(english()),
-        ..Default::default()
-    };
-    let games: Vec<Vec<Move>> = repair_text(&pgn, &cfg)
-        .expect("games")
-        .iter()
-        .map(|g| g.plies.iter().map_while(|p| p.mv).collect())
-        .collect();
+    let games = read_games(&pgn);
     let (train, test) = games.split_at(n_train.min(games.len()));
     let train = samples(train);
     let test = samples(test);
@@ -121,5 +130,42 @@ fn main() {
         "held-out: nll {nll:.4} (uniform {uniform:.4}), top-1 {:.2}%",
         100.0 * top
     );
+    let mut extra: Vec<Vec<Move>> = Vec::new();
+    for a in args.iter().skip(3) {
+        let path = std::path::Path::new(a);
+        let files: Vec<std::path::PathBuf> = if path.is_dir() {
+            let mut v: Vec<_> = std::fs::read_dir(path)
+                .expect("read folder")
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    let n = p.to_string_lossy();
+                    n.ends_with(".pgn") || n.ends_with(".moves.txt")
+                })
+                .collect();
+            v.sort();
+            v
+        } else {
+            vec![path.to_path_buf()]
+        };
+        for f in files {
+            if let Ok(t) = std::fs::read_to_string(&f) {
+                extra.extend(read_games(&t));
+            }
+        }
+    }
+    if !extra.is_empty() {
+        let extra = samples(&extra);
+        let uniform = extra
+            .iter()
+            .map(|s| (s.feats.len() as f64).ln())
+            .sum::<f64>()
+            / extra.len() as f64;
+        let (nll, top) = evaluate(&w, &extra);
+        println!(
+            "extra held-out ({} positions): nll {nll:.4} (uniform {uniform:.4}), top-1 {:.2}%",
+            extra.len(),
+            100.0 * top
+        );
+    }
     println!("pub const WEIGHTS: [f32; N_FEATURES] = {w:?};");
 }
