@@ -288,8 +288,8 @@ pub fn search<S: Scorer>(
     search_forced(items, scorer, costs, beam, start, &HashMap::new())
 }
 
-/// [`search`] where the hidden plies (missing, illegal, unreadable) at the given ply
-/// indices (0-based) may only be the given moves.
+/// [`search`] where the plies at the given ply indices (0-based) may only be the given
+/// moves.
 pub fn search_forced<S: Scorer>(
     items: &[Item<S::Reading>],
     scorer: &S,
@@ -493,7 +493,12 @@ impl<S: Scorer> Engine<'_, S> {
                     (s.last.as_ref(), c.prior_weight),
                 );
                 let best = ranked.first().map_or(f32::INFINITY, |r| r.1);
-                for (shape, cost) in ranked.iter().take(c.max_children) {
+                let force = self.forced.get(&s.ply).copied();
+                for (shape, cost) in ranked
+                    .iter()
+                    .filter(|(sh, _)| force.is_none_or(|f| f == sh.mv))
+                    .take(c.max_children)
+                {
                     if *cost > best + c.prune {
                         break;
                     }
@@ -658,7 +663,12 @@ impl<S: Scorer> Engine<'_, S> {
                 false,
                 (last, c.prior_weight),
             );
-            for (shape, cost) in ranked.iter().take(2) {
+            let force = self.forced.get(&(s.ply + s.pending.len() as u32)).copied();
+            for (shape, cost) in ranked
+                .iter()
+                .filter(|(sh, _)| force.is_none_or(|f| f == sh.mv))
+                .take(2)
+            {
                 found.push((hc + cost, k, shape.mv, *cost));
             }
         }

@@ -114,6 +114,8 @@ pub struct Costs {
     pub cost_free: f32,
     /// Confidence factor exp(-penalty × (cost - cost_free)) for costlier corrections.
     pub cost_penalty: f32,
+    /// A corrected ply is second-guessed when another move reads within this much of it.
+    pub refine_close: f32,
     /// Move items read ahead when second-guessing a hidden ply.
     pub refine_window: usize,
     /// Most hidden plies second-guessed per game.
@@ -163,8 +165,9 @@ impl Default for Costs {
             health_penalty: 0.015,
             cost_free: 2.5,
             cost_penalty: 0.2,
+            refine_close: 1.5,
             refine_window: 40,
-            refine_max: 8,
+            refine_max: 16,
             refine_slack: 0.0,
             local_temperature: 0.5,
             merged_confidence: 0.7,
@@ -591,29 +594,33 @@ fn refine_hidden<S: Scorer>(
     start: &Chess,
     best: &engine::Path,
 ) -> Option<std::collections::HashMap<u32, shakmaty::Move>> {
-    let hidden: Vec<usize> = best
+    // Guessed plies, and corrected plies whose reading fits other moves nearly as well.
+    let doubtful: Vec<usize> = best
         .plies
         .iter()
         .enumerate()
         .filter(|(_, p)| {
             p.mv.is_some()
-                && matches!(
+                && (matches!(
                     p.status,
                     Status::Missing | Status::Illegal | Status::Unreadable
-                )
+                ) || (p.status == Status::Corrected && p.item2.is_none()))
         })
         .map(|(j, _)| j)
         .collect();
-    if hidden.is_empty() || hidden.len() > cfg.costs.refine_max {
+    if doubtful.is_empty() {
         return None;
     }
     let mut moves: Vec<shakmaty::Move> = best.plies.iter().map_while(|p| p.mv).collect();
     let mut memo = engine::new_memo();
     let mut changed = false;
-    for &j in &hidden {
-        if j >= moves.len() {
+    let mut forced = std::collections::HashMap::new();
+    let mut tried = 0;
+    for &j in &doubtful {
+        if j >= moves.len() || tried >= cfg.costs.refine_max {
             break;
         }
+        let hidden = best.plies[j].status != Status::Corrected;
         // The first input item after this ply: where its continuation is read from.
         let from = best.plies[j + 1..]
             .iter()
@@ -631,21 +638,41 @@ fn refine_hidden<S: Scorer>(
         }) {
             break;
         }
-        let reading_cost = |m: &shakmaty::Move| -> f32 {
-            match best.plies[j].item.and_then(|k| items.get(k as usize)) {
-                Some(Item::Move { reading, .. }) => {
-                    let sh = rules::shapes(&pos);
-                    sh.iter().find(|s| s.mv == *m).map_or(0.0, |s| {
-                        cfg.costs.hidden_text_weight * scorer.cost(reading, s)
-                    })
-                }
-                _ => 0.0,
-            }
+        // Each candidate's reading cost: the text pulls a guessed ply a little and a
+        // corrected one fully; a corrected ply only considers moves that read nearly as
+        // well as the chosen one.
+        let shapes = rules::shapes(&pos);
+        let reading = match best.plies[j].item.and_then(|k| items.get(k as usize)) {
+            Some(Item::Move { reading, .. }) => Some(reading),
+            _ => None,
         };
-        let mut scored: Vec<(f32, shakmaty::Move)> = pos
-            .legal_moves()
-            .into_iter()
-            .map(|m| {
+        let text: Vec<(shakmaty::Move, f32)> = shapes
+            .iter()
+            .map(|sh| (sh.mv, reading.map_or(0.0, |r| scorer.cost(r, sh))))
+            .collect();
+        let candidates: Vec<(shakmaty::Move, f32)> = if hidden {
+            text.iter()
+                .map(|(m, c)| (*m, cfg.costs.hidden_text_weight * c))
+                .collect()
+        } else {
+            let chosen = text
+                .iter()
+                .find(|(m, _)| *m == moves[j])
+                .map_or(f32::INFINITY, |x| x.1);
+            let close: Vec<(shakmaty::Move, f32)> = text
+                .iter()
+                .filter(|(_, c)| *c <= chosen + cfg.costs.refine_close)
+                .copied()
+                .collect();
+            if close.len() < 2 {
+                continue;
+            }
+            close
+        };
+        tried += 1;
+        let mut scored: Vec<(f32, shakmaty::Move)> = candidates
+            .iter()
+            .map(|&(m, tc)| {
                 let mut q = pos.clone();
                 q.play_unchecked(m);
                 let c = engine::continuation_cost(
@@ -657,7 +684,7 @@ fn refine_hidden<S: Scorer>(
                     cfg.costs.illegal,
                     &mut memo,
                 );
-                (c + reading_cost(&m), m)
+                (c + tc, m)
             })
             .collect();
         let weight = if best.plies[j].status == Status::Missing {
@@ -680,14 +707,9 @@ fn refine_hidden<S: Scorer>(
                 changed = true;
             }
         }
+        forced.insert(j as u32, moves[j]);
     }
-    changed.then(|| {
-        hidden
-            .iter()
-            .filter(|&&j| j < moves.len())
-            .map(|&j| (j as u32, moves[j]))
-            .collect()
-    })
+    changed.then_some(forced)
 }
 
 /// The share of `chosen` among all legal moves of `pos` for `reading` (softmax of
