@@ -156,6 +156,11 @@ pub struct RepairEvalArgs {
     #[arg(long)]
     pub auto_lang: bool,
 
+    /// Decode with raw confidences and fit the per-status calibration on them (prints
+    /// the pairs for `decode::Calibration`).
+    #[arg(long)]
+    pub fit_calibration: bool,
+
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -280,6 +285,7 @@ fn eval_repair(args: &RepairEvalArgs) -> anyhow::Result<ExitCode> {
         seed: args.seed,
         games: args.games,
         auto_lang: args.auto_lang,
+        fit_calibration: args.fit_calibration,
         ..Default::default()
     };
     if let Some(drop) = args.drop {

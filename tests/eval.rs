@@ -62,6 +62,7 @@ fn eval_report_is_reproducible_and_serialises() {
         seed: 7,
         games: Some(4),
         auto_lang: false,
+        ..Default::default()
     };
     let a = run(&opts).unwrap();
     let b = run(&opts).unwrap();
@@ -85,6 +86,7 @@ fn five_percent_report() -> hamle::eval::RepairEvalReport {
         seed: 1,
         games: Some(24),
         auto_lang: false,
+        ..Default::default()
     })
     .unwrap()
 }
@@ -150,6 +152,7 @@ fn full_corpus_report() {
             .ok()
             .and_then(|s| s.parse().ok()),
         auto_lang: std::env::var("HAMLE_EVAL_AUTO").is_ok_and(|v| v == "1"),
+        ..Default::default()
     })
     .unwrap();
     println!("{report}");

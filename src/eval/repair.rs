@@ -38,7 +38,7 @@ use shakmaty::{Chess, Move, Position};
 use super::noise::{
     corrupt, derive_seed, str_seed, EventCounts, MoveText, NoiseConfig, SplitMix64,
 };
-use crate::decode::{repair_text, DecodeConfig};
+use crate::decode::{repair_text, Calibration as DecodeCalibration, DecodeConfig};
 use crate::notation::lexer::{lex, LexedGame, TokenKind};
 use crate::notation::turkish;
 use crate::record::{Game, GameResult, Status};
@@ -57,6 +57,9 @@ pub struct RepairEvalOptions {
     pub games: Option<usize>,
     /// Run auto-detection (`lang: None`) on every game, not only on every tenth.
     pub auto_lang: bool,
+    /// Decode with raw (uncalibrated) confidences and fit the per-status calibration on
+    /// them; the report then carries the fitted pairs.
+    pub fit_calibration: bool,
 }
 
 impl Default for RepairEvalOptions {
@@ -68,6 +71,7 @@ impl Default for RepairEvalOptions {
             seed: 1,
             games: None,
             auto_lang: false,
+            fit_calibration: false,
         }
     }
 }
@@ -197,6 +201,10 @@ pub struct LevelReport {
 /// Everything `hamle eval repair` measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct RepairEvalReport {
+    /// With `fit_calibration`: the fitted per-status pairs (the tables below then show
+    /// raw confidences).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<FittedCalibration>,
     pub seed: u64,
     pub drop: f32,
     pub threads: usize,
@@ -205,6 +213,29 @@ pub struct RepairEvalReport {
     pub games: usize,
     pub plies: usize,
     pub levels: Vec<LevelReport>,
+}
+
+/// Per-status Platt pairs (a, b) as fitted, in the layout of
+/// [`crate::decode::Calibration`].
+#[derive(Debug, Clone, Serialize)]
+pub struct FittedCalibration {
+    pub ok: (f32, f32),
+    pub corrected: (f32, f32),
+    pub illegal: (f32, f32),
+    pub unreadable: (f32, f32),
+    pub missing: (f32, f32),
+}
+
+impl From<DecodeCalibration> for FittedCalibration {
+    fn from(c: DecodeCalibration) -> Self {
+        FittedCalibration {
+            ok: c.ok,
+            corrected: c.corrected,
+            illegal: c.illegal,
+            unreadable: c.unreadable,
+            missing: c.missing,
+        }
+    }
 }
 
 /// A labelled game.
@@ -269,6 +300,21 @@ pub fn run(opts: &RepairEvalOptions) -> anyhow::Result<RepairEvalReport> {
         .min(jobs.len().max(1));
     let outcomes = run_jobs(&jobs, &truths, &configs, opts, threads)?;
 
+    let calibration = opts.fit_calibration.then(|| {
+        let samples: Vec<(Status, f32, bool)> = jobs
+            .iter()
+            .zip(&outcomes)
+            .filter(|(j, _)| !j.auto)
+            .flat_map(|(_, o)| match &o.decoded {
+                Decoded::Games { plies, .. } => plies
+                    .iter()
+                    .map(|p| (p.status, p.confidence, p.right))
+                    .collect::<Vec<_>>(),
+                _ => Vec::new(),
+            })
+            .collect();
+        FittedCalibration::from(DecodeCalibration::fit(&samples))
+    });
     let mut levels = Vec::new();
     for li in 0..configs.len() {
         for auto in [false, true] {
@@ -285,6 +331,7 @@ pub fn run(opts: &RepairEvalOptions) -> anyhow::Result<RepairEvalReport> {
         }
     }
     Ok(RepairEvalReport {
+        calibration,
         seed: opts.seed,
         drop: opts.drop,
         threads,
@@ -515,7 +562,14 @@ fn run_jobs(
                     else {
                         continue;
                     };
-                    let o = evaluate(truth, cfg, opts.noise[job.level], opts.seed, job.auto);
+                    let o = evaluate(
+                        truth,
+                        cfg,
+                        opts.noise[job.level],
+                        opts.seed,
+                        job.auto,
+                        opts.fit_calibration,
+                    );
                     if matches!(o.decoded, Decoded::Panicked) {
                         let p = panics.fetch_add(1, Ordering::Relaxed) + 1;
                         if p >= PANICS_BEFORE_GIVING_UP && successes.load(Ordering::Relaxed) == 0 {
@@ -553,7 +607,14 @@ fn run_jobs(
 }
 
 /// Renders, corrupts, repairs and compares one game.
-fn evaluate(truth: &Truth, cfg: &NoiseConfig, level: f32, seed: u64, auto: bool) -> Outcome {
+fn evaluate(
+    truth: &Truth,
+    cfg: &NoiseConfig,
+    level: f32,
+    seed: u64,
+    auto: bool,
+    raw: bool,
+) -> Outcome {
     let text = MoveText::render(&Chess::default(), &truth.moves, turkish(), truth.result)
         .unwrap_or_else(|_| MoveText {
             units: Vec::new(),
@@ -566,10 +627,13 @@ fn evaluate(truth: &Truth, cfg: &NoiseConfig, level: f32, seed: u64, auto: bool)
         truth.index as u64,
     ]));
     let noisy = corrupt(&text, cfg, &mut rng);
-    let dcfg = DecodeConfig {
+    let mut dcfg = DecodeConfig {
         lang: if auto { None } else { Some(turkish()) },
         ..Default::default()
     };
+    if raw {
+        dcfg.costs.calibration = DecodeCalibration::identity();
+    }
     let t0 = Instant::now();
     let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         repair_text(&noisy.text, &dcfg)
@@ -943,6 +1007,13 @@ impl fmt::Display for RepairEvalReport {
             writeln!(f)?;
         }
         writeln!(f)?;
+        if let Some(c) = &self.calibration {
+            writeln!(
+                f,
+                "fitted calibration (the tables below show raw confidences):\n  Calibration {{ ok: {:?}, corrected: {:?}, illegal: {:?}, unreadable: {:?}, missing: {:?} }}\n",
+                c.ok, c.corrected, c.illegal, c.unreadable, c.missing
+            )?;
+        }
         writeln!(
             f,
             "{:>5} {:<4} {:>5} {:>6} {:>11} {:>11} {:>9} {:>6} {:>17} {:>17}",
@@ -1221,6 +1292,7 @@ mod tests {
         assert_eq!(r.timing.calls, 3);
         assert!((r.timing.mean_ms_per_game - 31.0 / 3.0).abs() < 1e-9);
         let shown = RepairEvalReport {
+            calibration: None,
             seed: 1,
             drop: 0.005,
             threads: 1,
