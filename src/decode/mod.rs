@@ -195,11 +195,11 @@ pub struct Calibration {
 impl Default for Calibration {
     fn default() -> Self {
         Calibration {
-            ok: (1.029, 0.67),
-            corrected: (0.268, 2.078),
-            illegal: (1.694, 0.401),
-            unreadable: (0.902, 0.923),
-            missing: (2.481, 0.425),
+            ok: (0.699, 1.155),
+            corrected: (0.223, 2.084),
+            illegal: (1.148, -0.007),
+            unreadable: (0.987, 0.535),
+            missing: (1.041, 0.158),
         }
     }
 }
@@ -408,11 +408,7 @@ pub fn repair_lexed(g: LexedGame, cfg: &DecodeConfig) -> Game {
         }
     }
     best.map(|b| b.1)
-        .unwrap_or_else(|| empty_game(LANGS.first().unwrap_or_else(|| unreachable_lang())))
-}
-
-fn unreachable_lang() -> &'static Lang {
-    crate::notation::turkish()
+        .unwrap_or_else(|| empty_game(crate::notation::turkish()))
 }
 
 fn empty_game(lang: &'static Lang) -> Game {
@@ -858,8 +854,6 @@ fn settle_result(game: &mut Game, read: Option<GameResult>) {
             }
         }
     }
-    let _ = Position::turn(&game.start);
-    let _ = Status::Ok;
 }
 
 #[cfg(test)]
