@@ -11,29 +11,32 @@
 //! (first 1,000 games; the weights below are its output, and its report gives the
 //! held-out figures, quoted in `models/move-prior.md`).
 
-use shakmaty::{Bitboard, Chess, Move, Position, Role};
+use shakmaty::{attacks, Bitboard, Chess, Move, Piece, Position, Role};
 
 /// Number of features.
-pub const N_FEATURES: usize = 16;
+pub const N_FEATURES: usize = 19;
 
 /// Fitted weights (see the module docs for the command).
 pub const WEIGHTS: [f32; N_FEATURES] = [
     0.0,
-    1.3196412,
-    4.9994383,
-    0.2660453,
-    2.1372902,
-    2.5996408,
-    -0.16589816,
-    -0.42301744,
-    -0.49099445,
-    -0.4387168,
-    -0.4368315,
-    -0.64418304,
-    -5.730962,
-    2.8221178,
-    0.22251727,
-    1.4341952,
+    1.0589732,
+    4.755204,
+    0.3545848,
+    1.5823282,
+    2.6838973,
+    -0.28356624,
+    -0.37285757,
+    -0.49175957,
+    -0.47387218,
+    -0.44943467,
+    -0.61240757,
+    -6.0599394,
+    2.730655,
+    0.18094364,
+    1.6669035,
+    0.8650874,
+    1.3380564,
+    1.3244569,
 ];
 
 /// Adds `weight × (best logit − logit)` to each move's cost: 0 for the move the prior
@@ -130,6 +133,28 @@ pub fn features(pos: &Chess, last: Option<&Move>, mv: &Move) -> [f32; N_FEATURES
         && from.is_some_and(|fr| fr.rank() == us.backrank())
     {
         f[15] = 1.0; // developing a minor piece early
+    }
+    // Taking the piece that just moved.
+    if captured.is_some() && last.is_some_and(|l| l.to() == to) {
+        f[16] = 1.0;
+    }
+    // A direct check by the moved piece (discovered checks are not looked for).
+    if let Some(king) = board.king_of(them) {
+        let piece = Piece {
+            color: us,
+            role: mv.promotion().unwrap_or(role),
+        };
+        if attacks::attacks(to, piece, occupied_after).contains(king) {
+            f[17] = 1.0;
+        }
+    }
+    // A pawn to the centre in the opening.
+    if role == Role::Pawn
+        && pos.fullmoves().get() <= 10
+        && matches!(to.file().char(), 'c'..='f')
+        && matches!(to.rank().char(), '4' | '5')
+    {
+        f[18] = 1.0;
     }
     f
 }
