@@ -195,11 +195,11 @@ pub struct Calibration {
 impl Default for Calibration {
     fn default() -> Self {
         Calibration {
-            ok: (0.699, 1.155),
-            corrected: (0.223, 2.084),
-            illegal: (1.148, -0.007),
-            unreadable: (0.987, 0.535),
-            missing: (1.041, 0.158),
+            ok: (0.720, 1.069),
+            corrected: (0.220, 2.054),
+            illegal: (1.121, -0.089),
+            unreadable: (1.210, 0.668),
+            missing: (1.178, 0.146),
         }
     }
 }
