@@ -76,6 +76,20 @@ fn read_games(text: &str) -> Vec<Vec<Move>> {
         .unwrap_or_default()
 }
 
+/// Prints NLL against the uniform baseline, and top-1 accuracy, on `data`.
+fn report(label: &str, w: &[f32; N_FEATURES], data: &[Sample]) {
+    let uniform = data
+        .iter()
+        .map(|s| (s.feats.len() as f64).ln())
+        .sum::<f64>()
+        / data.len() as f64;
+    let (nll, top) = evaluate(w, data);
+    println!(
+        "{label}: nll {nll:.4} (uniform {uniform:.4}), top-1 {:.2}%",
+        100.0 * top
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let path = args.get(1).expect("PGN file");
@@ -115,21 +129,12 @@ fn main() {
             eprintln!("epoch {epoch}: train nll {nll:.4} top1 {top:.4}");
         }
     }
-    let uniform = test
-        .iter()
-        .map(|s| (s.feats.len() as f64).ln())
-        .sum::<f64>()
-        / test.len() as f64;
-    let (nll, top) = evaluate(&w, &test);
     println!(
         "train positions {}, held-out positions {}",
         train.len(),
         test.len()
     );
-    println!(
-        "held-out: nll {nll:.4} (uniform {uniform:.4}), top-1 {:.2}%",
-        100.0 * top
-    );
+    report("held-out", &w, &test);
     let mut extra: Vec<Vec<Move>> = Vec::new();
     for a in args.iter().skip(3) {
         let path = std::path::Path::new(a);
@@ -155,16 +160,10 @@ fn main() {
     }
     if !extra.is_empty() {
         let extra = samples(&extra);
-        let uniform = extra
-            .iter()
-            .map(|s| (s.feats.len() as f64).ln())
-            .sum::<f64>()
-            / extra.len() as f64;
-        let (nll, top) = evaluate(&w, &extra);
-        println!(
-            "extra held-out ({} positions): nll {nll:.4} (uniform {uniform:.4}), top-1 {:.2}%",
-            extra.len(),
-            100.0 * top
+        report(
+            &format!("extra held-out ({} positions)", extra.len()),
+            &w,
+            &extra,
         );
     }
     println!("pub const WEIGHTS: [f32; N_FEATURES] = {w:?};");
