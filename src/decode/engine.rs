@@ -18,7 +18,7 @@
 //! later move by one. Move numbers are anchors: a number that disagrees with the ply
 //! count costs, a number ahead of it opens missing plies.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use shakmaty::zobrist::Zobrist64;
@@ -366,7 +366,7 @@ impl<S: Scorer> Engine<'_, S> {
         let mut kids = std::mem::take(&mut self.children[i]);
         kids.sort_by(|a, b| a.cost.total_cmp(&b.cost));
         let best = kids.first().map_or(0.0, |k| k.cost);
-        let mut seen: HashMap<(u64, u32, usize, bool), ()> = HashMap::new();
+        let mut seen: HashSet<(u64, u32, usize, bool)> = HashSet::new();
         let mut out: Vec<State> = Vec::new();
         // The best hypothesis of each alignment (plies played, plies pending) keeps a
         // place even when cheaper variants of another alignment fill the beam: a gap's
@@ -433,7 +433,7 @@ impl<S: Scorer> Engine<'_, S> {
                 s.pending.len(),
                 s.result.is_some(),
             );
-            if seen.insert(key, ()).is_none() {
+            if seen.insert(key) {
                 out.push(s);
             }
         }
@@ -467,8 +467,8 @@ impl<S: Scorer> Engine<'_, S> {
                 let draw = *draw_offer;
                 let junk = self.scorer.is_junk(reading);
                 let skip_cost = if junk { c.skip_junk } else { c.skip };
-                let over = s.pending.is_empty() && s.pos.legal_moves().is_empty();
-                if over || s.result.is_some() {
+                if s.result.is_some() {
+                    let over = s.pending.is_empty() && s.pos.legal_moves().is_empty();
                     let sc = if over { c.skip_after_end } else { skip_cost };
                     self.push_skip(i, from, s.cost + sc);
                     return;
@@ -492,6 +492,12 @@ impl<S: Scorer> Engine<'_, S> {
                     true,
                     (s.last.as_ref(), c.prior_weight),
                 );
+                // Nothing to read here: only a finished game (mate, stalemate) has no
+                // legal move at all; the move list is generated again only in that case.
+                if ranked.is_empty() && s.pos.legal_moves().is_empty() {
+                    self.push_skip(i, from, s.cost + c.skip_after_end);
+                    return;
+                }
                 let best = ranked.first().map_or(f32::INFINITY, |r| r.1);
                 let force = self.forced.get(&s.ply).copied();
                 for (shape, cost) in ranked
