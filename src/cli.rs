@@ -31,6 +31,7 @@ use hamle::input::{read_text, Encoding, DEFAULT_MAX_BYTES};
 use hamle::notation::{lang, Lang, LANGS};
 use hamle::output::Format;
 use hamle::record::Game;
+use hamle::sheet::{SheetConfig, SheetReading};
 
 /// Exit code: some input failed.
 const EXIT_FAILED: u8 = 1;
@@ -56,8 +57,8 @@ pub enum Command {
     },
     /// Auto-detect what each file holds (not implemented yet).
     Read(PendingArgs),
-    /// Scoresheet image → game (not implemented yet).
-    Sheet(PendingArgs),
+    /// Scoresheet images (photos or scans) → the games written on them.
+    Sheet(SheetArgs),
     /// Board image → FEN (not implemented yet).
     Board(PendingArgs),
     /// Many files or PDFs, in parallel, resumable (not implemented yet).
@@ -69,8 +70,8 @@ pub enum EvalCommand {
     /// Repair accuracy: games of PGN or `*.moves.txt` files, written in Turkish notation,
     /// corrupted with synthetic noise and read back.
     Repair(RepairEvalArgs),
-    /// Scoresheet accuracy on a labelled folder (not implemented yet).
-    Sheets(PendingArgs),
+    /// Scoresheet accuracy on a labelled folder (`NAME.png|jpg` beside `NAME.moves.txt`).
+    Sheets(SheetsEvalArgs),
     /// Board accuracy on a labelled folder (not implemented yet).
     Boards(PendingArgs),
 }
@@ -105,6 +106,55 @@ pub struct RepairArgs {
     /// Largest input read, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BYTES, hide_default_value = true)]
     pub max_bytes: u64,
+}
+
+/// `hamle sheet`.
+#[derive(Debug, Args)]
+pub struct SheetArgs {
+    /// Scoresheet images (PNG, JPEG, TIFF, WebP).
+    #[arg(required = true, value_name = "IMAGE")]
+    pub images: Vec<PathBuf>,
+
+    /// The opponent's copy of the same game (one IMAGE only): both are decoded jointly.
+    #[arg(long, value_name = "IMAGE")]
+    pub second: Option<PathBuf>,
+
+    /// Notation written on the sheets: `auto` detects it per sheet.
+    #[arg(long, default_value = "auto", ignore_case = true, value_parser = lang_parser())]
+    pub lang: LangChoice,
+
+    /// Output: `pgn`, `json` (one line per sheet, with each cell's box), `tr`, any other
+    /// language code, or `text`.
+    #[arg(long, default_value = "pgn", ignore_case = true, value_parser = format_parser())]
+    pub format: Format,
+
+    /// Beam width of the repair search (default: the engine's).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub beam: Option<u32>,
+
+    /// Also write every cell as the recognizer sees it, as `DIR/NAME-<move><w|b>.png`.
+    #[arg(long, value_name = "DIR")]
+    pub dump_cells: Option<PathBuf>,
+}
+
+/// `hamle eval sheets`.
+#[derive(Debug, Args)]
+pub struct SheetsEvalArgs {
+    /// Folder of `NAME.png|jpg` images with `NAME.moves.txt` labels.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Notation written on the sheets: `auto` detects it per sheet.
+    #[arg(long, default_value = "auto", ignore_case = true, value_parser = lang_parser())]
+    pub lang: LangChoice,
+
+    /// Beam width of the repair search (default: the engine's).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub beam: Option<u32>,
+
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `--lang`: a language, or `None` for `auto`.
@@ -246,13 +296,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             command: EvalCommand::Repair(args),
         } => eval_repair(&args),
         Command::Eval {
-            command: EvalCommand::Sheets(_),
-        } => Ok(pending("eval sheets")),
+            command: EvalCommand::Sheets(args),
+        } => eval_sheets(&args),
         Command::Eval {
             command: EvalCommand::Boards(_),
         } => Ok(pending("eval boards")),
         Command::Read(_) => Ok(pending("read")),
-        Command::Sheet(_) => Ok(pending("sheet")),
+        Command::Sheet(args) => sheet(&args),
         Command::Board(_) => Ok(pending("board")),
         Command::Batch(_) => Ok(pending("batch")),
     }
@@ -295,6 +345,124 @@ fn eval_repair(args: &RepairEvalArgs) -> anyhow::Result<ExitCode> {
     let mut out = io::stdout().lock();
     if args.json {
         // To a string first: a serde_json error would hide a broken pipe from main.
+        let line = serde_json::to_string(&report)?;
+        writeln!(out, "{line}")?;
+    } else {
+        write!(out, "{report}")?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn sheet_config(lang: LangChoice, beam: Option<u32>) -> SheetConfig {
+    let mut cfg = SheetConfig::default();
+    cfg.decode.lang = lang.0;
+    if let Some(b) = beam.and_then(|b| usize::try_from(b).ok()) {
+        cfg.decode.beam = b;
+    }
+    cfg
+}
+
+fn sheet(args: &SheetArgs) -> anyhow::Result<ExitCode> {
+    if args.second.is_some() && args.images.len() != 1 {
+        bail!("--second reads the opponent's copy of one game: give exactly one IMAGE with it");
+    }
+    let cfg = sheet_config(args.lang, args.beam);
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let mut failed = false;
+    for path in &args.images {
+        let name = path.display().to_string();
+        if let Some(dir) = &args.dump_cells {
+            if let Err(err) = dump_cells(path, dir) {
+                message(&format!("{name}: {err:#}"));
+                failed = true;
+                continue;
+            }
+        }
+        let read = match &args.second {
+            Some(second) => hamle::sheet::read_pair(path, second, &cfg),
+            None => hamle::sheet::read_file(path, &cfg),
+        };
+        match read {
+            Ok(r) => {
+                if args.format == Format::Json {
+                    let line = serde_json::to_string(&sheet_json(&r, &name)?)?;
+                    writeln!(out, "{line}")?;
+                } else {
+                    args.format.write_game(&r.game, &name, &mut out)?;
+                }
+            }
+            Err(err) => {
+                out.flush()?;
+                message(&format!("{name}: {err}"));
+                failed = true;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(if failed {
+        ExitCode::from(EXIT_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn dump_cells(path: &std::path::Path, dir: &std::path::Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("sheet");
+    for (b, img, _) in hamle::sheet::cell_images(path)? {
+        let side = if b.side == hamle::sheet::Side::White {
+            'w'
+        } else {
+            'b'
+        };
+        img.save(dir.join(format!("{stem}-{:03}{side}.png", b.number)))?;
+    }
+    Ok(())
+}
+
+/// The game's JSON object plus the sheet's: each move's cell `box`, every used cell
+/// (`cells`), and what the layout found (`layout`).
+fn sheet_json(r: &SheetReading, name: &str) -> anyhow::Result<serde_json::Value> {
+    let mut v = hamle::output::json::to_value(&r.game, name)?;
+    if let Some(moves) = v.get_mut("moves").and_then(|m| m.as_array_mut()) {
+        for (m, c) in moves.iter_mut().zip(&r.cells) {
+            if let Some(o) = m.as_object_mut() {
+                o.insert("box".into(), serde_json::to_value(c.rect)?);
+            }
+        }
+    }
+    if let Some(o) = v.as_object_mut() {
+        o.insert("cells".into(), serde_json::to_value(&r.cells)?);
+        if !r.second_cells.is_empty() {
+            o.insert(
+                "second_cells".into(),
+                serde_json::to_value(&r.second_cells)?,
+            );
+        }
+        o.insert(
+            "layout".into(),
+            serde_json::json!({
+                "blocks": r.blocks,
+                "rows": r.rows,
+                "skew_degrees": (r.skew * 100.0).round() / 100.0,
+                "turned": r.turned,
+            }),
+        );
+        o.insert(
+            "seconds".into(),
+            serde_json::json!((r.seconds * 1000.0).round() / 1000.0),
+        );
+    }
+    Ok(v)
+}
+
+fn eval_sheets(args: &SheetsEvalArgs) -> anyhow::Result<ExitCode> {
+    let cfg = sheet_config(args.lang, args.beam);
+    let report = hamle::eval::sheets::run(&args.dir, &cfg)?;
+    let mut out = io::stdout().lock();
+    if args.json {
         let line = serde_json::to_string(&report)?;
         writeln!(out, "{line}")?;
     } else {

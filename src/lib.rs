@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! text ──► notation::lexer ──► decode (rules + scorer) ──► record::Game ──► output
+//! image ──► vision ──► sheet::layout (cells) ──► model (CTC frames) ──► decode ──► …
 //! ```
 //!
 //! - [`input`]: input bytes into text (UTF-8, UTF-16, Windows-1254), with a size cap.
@@ -12,6 +13,10 @@
 //! - [`rules`]: a thin layer over `shakmaty`: legal moves as spellable shapes, game end.
 //! - [`decode`]: the repair engine — a beam search over legal moves that scores what was
 //!   read against each move's spellings and reports doubt as data.
+//! - [`vision`]: grey levels, binarization, deskew, ruled lines, crops.
+//! - [`sheet`]: scoresheets — the move grid from the printed lines, one image per cell,
+//!   recognition, and decoding (one copy or both players' copies together).
+//! - [`model`]: the embedded ONNX models, run with tract.
 //! - [`record`]: the decoded game.
 //! - [`output`]: PGN, Turkish text, JSON.
 //! - [`eval`]: the noise generator and accuracy reports behind `hamle eval`.
@@ -23,7 +28,10 @@
 pub mod decode;
 pub mod eval;
 pub mod input;
+pub mod model;
 pub mod notation;
 pub mod output;
 pub mod record;
 pub mod rules;
+pub mod sheet;
+pub mod vision;

@@ -191,10 +191,8 @@ fn help_and_version_exit_0() {
 fn commands_not_there_yet_exit_2() {
     for args in [
         &["read", "x.png"][..],
-        &["sheet", "x.png", "--second", "y.png"],
         &["board", "x.png", "--format", "fen"],
         &["batch", "in", "-o", "out"],
-        &["eval", "sheets", "dir"],
         &["eval", "boards", "dir"],
     ] {
         let o = hamle(args, b"");
@@ -206,6 +204,47 @@ fn commands_not_there_yet_exit_2() {
             stderr(&o)
         );
     }
+}
+
+/// Writes a grey image to a temporary file.
+fn temp_image(name: &str, w: u32, h: u32, fill: u8) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hamle-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    image::GrayImage::from_pixel(w, h, image::Luma([fill]))
+        .save(&p)
+        .unwrap();
+    p
+}
+
+#[test]
+fn sheet_inputs_that_are_not_scoresheets_get_clear_messages() {
+    let blank = temp_image("blank.png", 1000, 1400, 250);
+    let tiny = temp_image("tiny.png", 40, 60, 250);
+    let not_image = std::env::temp_dir().join(format!("hamle-cli-{}-x.png", std::process::id()));
+    std::fs::write(&not_image, "1. e4 e5").unwrap();
+    for (path, want) in [
+        (blank.to_str().unwrap(), "no scoresheet move grid found"),
+        (tiny.to_str().unwrap(), "too small"),
+        (not_image.to_str().unwrap(), "cannot decode the image"),
+        ("no/such/sheet.png", "cannot decode the image"),
+    ] {
+        let o = hamle(&["sheet", path], b"");
+        no_panic(&o);
+        assert_eq!(o.status.code(), Some(1), "{path}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{path}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty());
+    }
+}
+
+#[test]
+fn eval_sheets_on_a_folder_without_labels_fails() {
+    let dir = std::env::temp_dir().join(format!("hamle-cli-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = hamle(&["eval", "sheets", dir.to_str().unwrap()], b"");
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no labelled sheets"), "{}", stderr(&o));
 }
 
 #[test]

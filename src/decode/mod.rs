@@ -21,6 +21,7 @@
 //! assert_eq!(g.plies[4].san.as_ref().unwrap().to_string(), "Bb5");
 //! ```
 
+pub mod ctc;
 pub mod engine;
 pub mod prior;
 pub mod scorer;

@@ -27,5 +27,6 @@
 
 pub mod noise;
 pub mod repair;
+pub mod sheets;
 
 pub use repair::{run, RepairEvalOptions, RepairEvalReport};

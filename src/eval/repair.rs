@@ -389,7 +389,7 @@ fn load_paths(paths: &[PathBuf]) -> anyhow::Result<(Vec<Truth>, Vec<SourceSummar
 }
 
 /// Replays every game of a label file (English SAN, as in PGN), keeping the legal prefix.
-fn read_labels(text: &str, path: &str) -> (Vec<(Vec<Move>, GameResult)>, SourceSummary) {
+pub(crate) fn read_labels(text: &str, path: &str) -> (Vec<(Vec<Move>, GameResult)>, SourceSummary) {
     let mut out = Vec::new();
     let mut s = SourceSummary {
         path: path.to_string(),

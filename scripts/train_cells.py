@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Train the scoresheet cell recognizer (CRNN + CTC) and export it to ONNX for tract.
+
+    python3 scripts/train_cells.py --data work-tmp/cells/train1.npz work-tmp/cells/train2.npz \
+        --val work-tmp/cells/test-tr.npz --epochs 8 --ckpt work-tmp/cells/ckpt.pt \
+        --onnx models/cells.onnx
+
+Seeded and resumable: the checkpoint holds model, optimizer, scheduler and epoch; rerunning the
+same command continues where it stopped. The network takes raw grey pixels (0..1, paper white)
+of shape (1, 1, 32, 128), normalises each image itself (so Rust feeds plain pixels) and returns
+log-probabilities (T=32, 1, C) over the blank + ALPHABET. The ONNX graph is exported at a fixed
+batch of 1 (tract's LSTM wants a fixed batch; hamle runs cells in parallel with rayon).
+"""
+import argparse
+import json
+import os
+import random
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cells_synth import ALPHABET, H, W  # noqa: E402
+
+C = len(ALPHABET) + 1
+
+
+class CRNN(nn.Module):
+    def __init__(self, hidden=128):
+        super().__init__()
+
+        def block(cin, cout):
+            return [nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
+
+        self.conv = nn.Sequential(
+            *block(1, 32), nn.MaxPool2d(2),            # 16 x 64
+            *block(32, 48), nn.MaxPool2d(2),           # 8 x 32
+            *block(48, 64), *block(64, 64), nn.MaxPool2d((2, 1)),  # 4 x 32
+            *block(64, 96), *block(96, 96), nn.MaxPool2d((2, 1)),  # 2 x 32
+            nn.Conv2d(96, 160, (2, 1), bias=False), nn.BatchNorm2d(160), nn.ReLU(inplace=True),  # 1 x 32
+        )
+        self.rnn = nn.LSTM(160, hidden, num_layers=2, bidirectional=True, dropout=0.1)
+        self.fc = nn.Linear(2 * hidden, C)
+
+    def forward(self, x):
+        # x: (B, 1, H, W) in 0..1; per-image normalisation inside the graph
+        mean = x.mean(dim=(2, 3), keepdim=True)
+        std = ((x - mean) ** 2).mean(dim=(2, 3), keepdim=True).sqrt()
+        x = (x - mean) / (std + 0.02)
+        f = self.conv(x)  # (B, 160, 1, T)
+        f = f.squeeze(2).permute(2, 0, 1)  # (T, B, 160)
+        f, _ = self.rnn(f)
+        return F.log_softmax(self.fc(f), dim=2)  # (T, B, C)
+
+
+def encode(label):
+    return [ALPHABET.index(c) + 1 for c in label]
+
+
+def greedy(logp):
+    """(T, B, C) → strings."""
+    best = logp.argmax(2).transpose(0, 1).cpu().numpy()
+    out = []
+    for row in best:
+        s, prev = [], 0
+        for k in row:
+            if k != prev and k != 0:
+                s.append(ALPHABET[k - 1])
+            prev = k
+        out.append("".join(s))
+    return out
+
+
+def cer(a, b):
+    d = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, d[0] = d[0], i
+        for j, cb in enumerate(b, 1):
+            cur = min(d[j] + 1, d[j - 1] + 1, prev + (ca != cb))
+            prev, d[j] = d[j], cur
+    return d[len(b)]
+
+
+def load(paths):
+    ims, labs = [], []
+    for p in paths:
+        z = np.load(p, allow_pickle=True)
+        ims.append(z["images"])
+        labs.extend(list(z["labels"]))
+    return np.concatenate(ims), labs
+
+
+def augment_batch(x, g):
+    """Cheap on-the-fly variation: random horizontal shift/scale of the cell content."""
+    b = x.shape[0]
+    theta = torch.zeros(b, 2, 3)
+    sx = torch.empty(b).uniform_(0.9, 1.12, generator=g)
+    sy = torch.empty(b).uniform_(0.9, 1.1, generator=g)
+    theta[:, 0, 0] = sx
+    theta[:, 1, 1] = sy
+    theta[:, 0, 2] = torch.empty(b).uniform_(-0.06, 0.06, generator=g)
+    theta[:, 1, 2] = torch.empty(b).uniform_(-0.08, 0.08, generator=g)
+    grid = F.affine_grid(theta, x.shape, align_corners=False)
+    return F.grid_sample(x, grid, padding_mode="border", align_corners=False)
+
+
+def evaluate(model, ims, labs, bs=256):
+    model.eval()
+    right, errs, chars = 0, 0, 0
+    with torch.no_grad():
+        for i in range(0, len(labs), bs):
+            x = torch.from_numpy(ims[i:i + bs]).float().unsqueeze(1) / 255.0
+            pred = greedy(model(x))
+            for p, t in zip(pred, labs[i:i + bs]):
+                right += p == t
+                errs += cer(p, t)
+                chars += max(1, len(t))
+    model.train()
+    return {"cell_acc": right / len(labs), "cer": errs / chars, "n": len(labs)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", nargs="+", required=True)
+    ap.add_argument("--val", nargs="*", default=[])
+    ap.add_argument("--epochs", type=int, default=8)
+    ap.add_argument("--bs", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--ckpt", default="work-tmp/cells/ckpt.pt")
+    ap.add_argument("--onnx", default="models/cells.onnx")
+    ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (smoke test)")
+    ap.add_argument("--init", help="start from this checkpoint's weights (new optimizer and schedule)")
+    ap.add_argument("--extra", nargs="*", default=[],
+                    help="more training sets as PATH:REPEAT (e.g. real cells, repeated to weigh more)")
+    a = ap.parse_args()
+    torch.manual_seed(a.seed)
+    random.seed(a.seed)
+    np.random.seed(a.seed)
+    torch.set_num_threads(a.threads)
+
+    ims, labs = load(a.data)
+    for spec in a.extra:
+        path, rep = spec.rsplit(":", 1)
+        ei, el = load([path])
+        ims = np.concatenate([ims] + [ei] * int(rep))
+        labs = labs + el * int(rep)
+    vals = {os.path.basename(p): load([p]) for p in a.val}
+    print(f"train {len(labs)} cells; val {[(k, len(v[1])) for k, v in vals.items()]}", flush=True)
+    model = CRNN()
+    print(f"parameters: {sum(p.numel() for p in model.parameters())}", flush=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=1e-4)
+    steps_per_epoch = len(labs) // a.bs
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=a.lr, total_steps=a.epochs * steps_per_epoch,
+                                                pct_start=0.1)
+    ctc = nn.CTCLoss(blank=0, zero_infinity=True)
+    start_epoch, history = 0, []
+    if a.init and not os.path.exists(a.ckpt):
+        model.load_state_dict(torch.load(a.init, weights_only=False)["model"])
+        print(f"weights from {a.init}", flush=True)
+    if os.path.exists(a.ckpt):
+        st = torch.load(a.ckpt, weights_only=False)
+        model.load_state_dict(st["model"])
+        opt.load_state_dict(st["opt"])
+        sched.load_state_dict(st["sched"])
+        start_epoch, history = st["epoch"], st["history"]
+        print(f"resumed after epoch {start_epoch}", flush=True)
+    g = torch.Generator().manual_seed(a.seed)
+    for epoch in range(start_epoch, a.epochs):
+        perm = np.random.default_rng(a.seed * 1000 + epoch).permutation(len(labs))
+        t0, tot, n = time.time(), 0.0, 0
+        for s in range(steps_per_epoch):
+            idx = perm[s * a.bs:(s + 1) * a.bs]
+            x = torch.from_numpy(ims[idx]).float().unsqueeze(1) / 255.0
+            x = augment_batch(x, g)
+            targets = [encode(labs[i]) for i in idx]
+            tl = torch.tensor([len(t) for t in targets], dtype=torch.long)
+            flat = torch.tensor([c for t in targets for c in t], dtype=torch.long)
+            logp = model(x)
+            il = torch.full((len(idx),), logp.shape[0], dtype=torch.long)
+            loss = ctc(logp, flat, il, tl)
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+            opt.step()
+            sched.step()
+            tot += loss.item()
+            n += 1
+            if s % 200 == 0:
+                print(f"epoch {epoch + 1} step {s}/{steps_per_epoch} loss {tot / n:.4f} "
+                      f"{(time.time() - t0) / (s + 1):.3f}s/step", flush=True)
+            if a.max_steps and s + 1 >= a.max_steps:
+                break
+        rec = {"epoch": epoch + 1, "loss": tot / max(1, n), "seconds": time.time() - t0}
+        for k, (vi, vl) in vals.items():
+            rec[k] = evaluate(model, vi, vl)
+        history.append(rec)
+        print(json.dumps(rec), flush=True)
+        os.makedirs(os.path.dirname(os.path.abspath(a.ckpt)), exist_ok=True)
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
+                    "epoch": epoch + 1, "history": history}, a.ckpt + ".tmp")
+        os.replace(a.ckpt + ".tmp", a.ckpt)
+        export(model, a.onnx, a.ckpt, history)
+        model.train()
+        if a.max_steps:
+            break
+
+
+def export(model, onnx_path, ckpt, history):
+    model.eval()
+    x = torch.rand(1, 1, H, W, generator=torch.Generator().manual_seed(7))
+    torch.onnx.export(model, x, onnx_path, input_names=["image"], output_names=["logp"], opset_version=17,
+                      dynamo=False)
+    with torch.no_grad():
+        ref = model(x).numpy()
+    # a reference input/output pair for the Rust test that checks tract against PyTorch
+    np.savetxt(onnx_path.replace(".onnx", ".check-in.txt"), x.numpy().ravel(), fmt="%.6f")
+    np.savetxt(onnx_path.replace(".onnx", ".check-out.txt"), ref.ravel(), fmt="%.6f")
+    with open(ckpt + ".history.json", "w") as fh:
+        json.dump(history, fh, indent=1)
+    print(f"exported {onnx_path} ({os.path.getsize(onnx_path) / 1e6:.2f} MB)", flush=True)
+
+
+if __name__ == "__main__":
+    main()

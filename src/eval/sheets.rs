@@ -1,0 +1,244 @@
+//! `hamle eval sheets DIR`: read every labelled scoresheet of a folder (`NAME.png|jpg` beside
+//! `NAME.moves.txt`) and compare the decoded game with the label, ply by ply.
+//!
+//! A ply is right when the decoded move is the labelled one at the same ply; plies the label
+//! has and the decoding lacks are wrong. A game is fully right when every labelled ply is right
+//! and nothing more was decoded. Sheets whose layout cannot be found count as read with no
+//! plies (all wrong) and are listed.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Context;
+use rayon::prelude::*;
+use serde::Serialize;
+use shakmaty::Move;
+
+use crate::record::Status;
+use crate::sheet::{self, SheetConfig};
+
+/// One sheet's outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct SheetOutcome {
+    pub name: String,
+    pub plies: usize,
+    pub right: usize,
+    pub decoded: usize,
+    pub seconds: f64,
+    /// Layout or model failure, if any.
+    pub error: Option<String>,
+    /// First wrong ply (1-based), if any.
+    pub first_wrong: Option<usize>,
+    /// (status, confidence, right) of each decoded ply that has a label.
+    #[serde(skip)]
+    pub scored: Vec<(Status, f32, bool)>,
+}
+
+/// The report.
+#[derive(Debug, Clone, Serialize)]
+pub struct SheetsReport {
+    pub sheets: usize,
+    pub plies: usize,
+    pub right: usize,
+    pub move_accuracy: f64,
+    pub games_fully_right: usize,
+    pub ok_plies: usize,
+    pub ok_right: usize,
+    pub ok_accuracy: Option<f64>,
+    pub flagged: usize,
+    /// Of the wrong plies, how many were flagged (status other than `ok`).
+    pub wrong_flagged: usize,
+    pub wrong: usize,
+    pub ece: f64,
+    pub mean_seconds_per_sheet: f64,
+    pub max_seconds_per_sheet: f64,
+    pub failures: usize,
+    pub outcomes: Vec<SheetOutcome>,
+}
+
+/// Labelled pairs of a folder: (image, label), sorted by name.
+pub fn labelled(dir: &Path) -> anyhow::Result<Vec<(PathBuf, PathBuf)>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).with_context(|| format!("reading folder {}", dir.display()))? {
+        let p = e?.path();
+        let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let Some(stem) = name.strip_suffix(".moves.txt") else {
+            continue;
+        };
+        let img = ["png", "jpg", "jpeg", "PNG", "JPG", "tif", "tiff", "webp"]
+            .iter()
+            .map(|ext| dir.join(format!("{stem}.{ext}")))
+            .find(|c| c.is_file());
+        if let Some(img) = img {
+            out.push((img, p));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Reads the sheets of `dir` and compares them with their labels.
+pub fn run(dir: &Path, cfg: &SheetConfig) -> anyhow::Result<SheetsReport> {
+    let pairs = labelled(dir)?;
+    if pairs.is_empty() {
+        anyhow::bail!(
+            "no labelled sheets in {} (NAME.png or NAME.jpg beside NAME.moves.txt)",
+            dir.display()
+        );
+    }
+    // One sheet per worker; cells inside a sheet also run on rayon.
+    let outcomes: Vec<SheetOutcome> = pairs
+        .par_iter()
+        .map(|(img, label)| one(img, label, cfg))
+        .collect::<anyhow::Result<_>>()?;
+    Ok(report(outcomes))
+}
+
+fn one(img: &Path, label: &Path, cfg: &SheetConfig) -> anyhow::Result<SheetOutcome> {
+    let text =
+        std::fs::read_to_string(label).with_context(|| format!("reading {}", label.display()))?;
+    let (games, _) = super::repair::read_labels(&text, &label.display().to_string());
+    let truth: Vec<Move> = games.into_iter().next().map(|g| g.0).unwrap_or_default();
+    let name = img
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_string();
+    let t0 = Instant::now();
+    let read = sheet::read_file(img, cfg);
+    let seconds = t0.elapsed().as_secs_f64();
+    let mut o = SheetOutcome {
+        name,
+        plies: truth.len(),
+        right: 0,
+        decoded: 0,
+        seconds,
+        error: None,
+        first_wrong: None,
+        scored: Vec::new(),
+    };
+    match read {
+        Ok(r) => {
+            o.decoded = r.game.plies.len();
+            for (i, t) in truth.iter().enumerate() {
+                let p = r.game.plies.get(i);
+                let ok = p.and_then(|p| p.mv.as_ref()) == Some(t);
+                if ok {
+                    o.right += 1;
+                } else if o.first_wrong.is_none() {
+                    o.first_wrong = Some(i + 1);
+                }
+                if let Some(p) = p {
+                    o.scored.push((p.status, p.confidence, ok));
+                }
+            }
+        }
+        Err(e) => {
+            o.error = Some(e.to_string());
+            o.first_wrong = Some(1);
+        }
+    }
+    Ok(o)
+}
+
+fn report(outcomes: Vec<SheetOutcome>) -> SheetsReport {
+    let plies: usize = outcomes.iter().map(|o| o.plies).sum();
+    let right: usize = outcomes.iter().map(|o| o.right).sum();
+    let scored: Vec<&(Status, f32, bool)> = outcomes.iter().flat_map(|o| &o.scored).collect();
+    let ok_plies = scored.iter().filter(|s| s.0 == Status::Ok).count();
+    let ok_right = scored.iter().filter(|s| s.0 == Status::Ok && s.2).count();
+    let flagged = scored.iter().filter(|s| s.0.is_flagged()).count();
+    let wrong = plies - right;
+    let wrong_flagged = scored.iter().filter(|s| s.0.is_flagged() && !s.2).count();
+    let mut bins = [(0usize, 0usize, 0f64); 10];
+    for s in &scored {
+        let b = ((s.1 * 10.0) as usize).min(9);
+        bins[b].0 += 1;
+        bins[b].1 += s.2 as usize;
+        bins[b].2 += s.1 as f64;
+    }
+    let n = scored.len().max(1) as f64;
+    let ece = bins
+        .iter()
+        .filter(|b| b.0 > 0)
+        .map(|b| (b.0 as f64 / n) * (b.1 as f64 / b.0 as f64 - b.2 / b.0 as f64).abs())
+        .sum();
+    let secs: Vec<f64> = outcomes.iter().map(|o| o.seconds).collect();
+    SheetsReport {
+        sheets: outcomes.len(),
+        plies,
+        right,
+        move_accuracy: right as f64 / plies.max(1) as f64,
+        games_fully_right: outcomes
+            .iter()
+            .filter(|o| o.error.is_none() && o.right == o.plies && o.decoded == o.plies)
+            .count(),
+        ok_plies,
+        ok_right,
+        ok_accuracy: (ok_plies > 0).then(|| ok_right as f64 / ok_plies as f64),
+        flagged,
+        wrong_flagged,
+        wrong,
+        ece,
+        mean_seconds_per_sheet: secs.iter().sum::<f64>() / secs.len().max(1) as f64,
+        max_seconds_per_sheet: secs.iter().cloned().fold(0.0, f64::max),
+        failures: outcomes.iter().filter(|o| o.error.is_some()).count(),
+        outcomes,
+    }
+}
+
+impl std::fmt::Display for SheetsReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "sheet                     plies  right  decoded  first-wrong  seconds"
+        )?;
+        for o in &self.outcomes {
+            writeln!(
+                f,
+                "{:<25} {:>5}  {:>5}  {:>7}  {:>11}  {:>7.2}{}",
+                o.name,
+                o.plies,
+                o.right,
+                o.decoded,
+                o.first_wrong
+                    .map(|w| w.to_string())
+                    .unwrap_or_else(|| "-".into()),
+                o.seconds,
+                o.error
+                    .as_ref()
+                    .map(|e| format!("  ({e})"))
+                    .unwrap_or_default()
+            )?;
+        }
+        writeln!(f)?;
+        writeln!(
+            f,
+            "moves right: {}/{} = {:.2}%   games fully right: {}/{}",
+            self.right,
+            self.plies,
+            100.0 * self.move_accuracy,
+            self.games_fully_right,
+            self.sheets
+        )?;
+        writeln!(
+            f,
+            "ok plies right: {}/{}{}   flagged plies: {}   wrong plies flagged: {}/{}",
+            self.ok_right,
+            self.ok_plies,
+            self.ok_accuracy
+                .map(|a| format!(" = {:.2}%", 100.0 * a))
+                .unwrap_or_default(),
+            self.flagged,
+            self.wrong_flagged,
+            self.wrong
+        )?;
+        writeln!(
+            f,
+            "calibration error (ECE, 10 bins): {:.3}   seconds per sheet: mean {:.2}, max {:.2}   layout failures: {}",
+            self.ece, self.mean_seconds_per_sheet, self.max_seconds_per_sheet, self.failures
+        )
+    }
+}

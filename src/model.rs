@@ -1,0 +1,211 @@
+//! The neural networks, embedded in the binary (so `hamle` needs no files beside it) and loaded
+//! with `tract-onnx` once per process. Inference runs one item at a time on tract's
+//! single-thread executor; callers parallelise over items with rayon (one plan state per worker),
+//! which measured faster than batching on CPUs like ours (see the model cards).
+
+use std::sync::{Arc, OnceLock};
+
+use image::GrayImage;
+use rayon::prelude::*;
+use tract_onnx::prelude::*;
+
+/// The scoresheet cell recognizer (CRNN + CTC), see `models/cells.md`.
+pub const CELL_ONNX: &[u8] = include_bytes!("../models/cells.onnx");
+/// Input size of the cell recognizer.
+pub const CELL_H: u32 = 32;
+pub const CELL_W: u32 = 128;
+/// Output classes after the CTC blank (index 0), in order. Must match `scripts/cells_synth.py`.
+pub const CELL_ALPHABET: &str = "abcdefgh12345678KQRBNŞSVFAx+#=O0-.p";
+
+type Plan = Arc<TypedRunnableModel>;
+
+/// Log-probabilities of one cell: `frames × classes`, row-major; class 0 is the CTC blank.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellFrames {
+    pub frames: usize,
+    pub classes: usize,
+    pub logp: Vec<f32>,
+}
+
+impl CellFrames {
+    #[inline]
+    pub fn at(&self, t: usize, c: usize) -> f32 {
+        self.logp[t * self.classes + c]
+    }
+
+    /// The best path, collapsed (greedy CTC decoding).
+    pub fn greedy(&self) -> String {
+        let alphabet: Vec<char> = CELL_ALPHABET.chars().collect();
+        let mut out = String::new();
+        let mut prev = 0;
+        for t in 0..self.frames {
+            let row = &self.logp[t * self.classes..(t + 1) * self.classes];
+            let k = row
+                .iter()
+                .enumerate()
+                .fold((0, f32::MIN), |b, (i, &v)| if v > b.1 { (i, v) } else { b })
+                .0;
+            if k != prev && k != 0 {
+                if let Some(&ch) = alphabet.get(k - 1) {
+                    out.push(ch);
+                }
+            }
+            prev = k;
+        }
+        out
+    }
+
+    /// Log-probability of the best path (its frames' maxima summed).
+    pub fn best_path_logp(&self) -> f32 {
+        (0..self.frames)
+            .map(|t| {
+                self.logp[t * self.classes..(t + 1) * self.classes]
+                    .iter()
+                    .cloned()
+                    .fold(f32::MIN, f32::max)
+            })
+            .sum()
+    }
+}
+
+/// The cell recognizer, ready to run.
+pub struct CellModel {
+    plan: Plan,
+}
+
+static CELL_MODEL: OnceLock<Result<CellModel, String>> = OnceLock::new();
+
+impl CellModel {
+    /// The embedded model, loaded on first use.
+    pub fn get() -> Result<&'static CellModel, String> {
+        CELL_MODEL
+            .get_or_init(|| CellModel::from_bytes(CELL_ONNX).map_err(|e| format!("{e:#}")))
+            .as_ref()
+            .map_err(|e| format!("cannot load the cell model: {e}"))
+    }
+
+    /// Loads an ONNX cell model at a fixed batch of 1.
+    pub fn from_bytes(bytes: &[u8]) -> TractResult<CellModel> {
+        let plan = tract_onnx::onnx()
+            .model_for_read(&mut std::io::Cursor::new(bytes))?
+            .with_input_fact(
+                0,
+                f32::fact([1, 1, CELL_H as usize, CELL_W as usize]).into(),
+            )?
+            .into_optimized()?
+            .into_runnable()?;
+        Ok(CellModel { plan })
+    }
+
+    /// Runs the model on raw pixels (`CELL_H × CELL_W` values in 0..1, paper white).
+    pub fn run_pixels(
+        &self,
+        state: &mut TypedSimpleState,
+        pixels: &[f32],
+    ) -> TractResult<CellFrames> {
+        let input = Tensor::from_shape(&[1, 1, CELL_H as usize, CELL_W as usize], pixels)?;
+        let out = state.run(tvec!(input.into_tvalue()))?;
+        let view = out[0].to_plain_array_view::<f32>()?;
+        let shape = view.shape().to_vec();
+        // (T, 1, C)
+        let (frames, classes) = (shape[0], *shape.last().unwrap_or(&0));
+        Ok(CellFrames {
+            frames,
+            classes,
+            logp: view.iter().cloned().collect(),
+        })
+    }
+
+    /// Recognizes cell images (each resized to the model's input size beforehand), in
+    /// parallel. Items that fail come back as errors; the others are unaffected.
+    ///
+    /// Each cell gets a fresh plan state: tract keeps a recurrent layer's state from one run
+    /// of a state to the next (it is built for streaming), so a state reused across cells
+    /// reads each cell as the continuation of the one before.
+    pub fn run_cells(&self, cells: &[GrayImage]) -> Vec<Result<CellFrames, String>> {
+        cells
+            .par_iter()
+            .map(|img| {
+                let mut state = self.plan.spawn().map_err(|e| format!("{e:#}"))?;
+                let px = pixels(img);
+                self.run_pixels(&mut state, &px)
+                    .map_err(|e| format!("{e:#}"))
+            })
+            .collect()
+    }
+}
+
+/// Model input from a cell image: grey levels scaled to 0..1.
+pub fn pixels(img: &GrayImage) -> Vec<f32> {
+    let resized;
+    let img = if img.width() != CELL_W || img.height() != CELL_H {
+        resized =
+            image::imageops::resize(img, CELL_W, CELL_H, image::imageops::FilterType::Triangle);
+        &resized
+    } else {
+        img
+    };
+    img.as_raw().iter().map(|&p| p as f32 / 255.0).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// tract's output matches PyTorch's on the reference input saved at export time.
+    #[test]
+    fn tract_matches_pytorch() {
+        let input: Vec<f32> = include_str!("../models/cells.check-in.txt")
+            .lines()
+            .map(|l| l.trim().parse().unwrap())
+            .collect();
+        let want: Vec<f32> = include_str!("../models/cells.check-out.txt")
+            .lines()
+            .map(|l| l.trim().parse().unwrap())
+            .collect();
+        let m = CellModel::get().expect("model loads");
+        let mut state = m.plan.spawn().unwrap();
+        let got = m.run_pixels(&mut state, &input).unwrap();
+        assert_eq!(got.logp.len(), want.len());
+        assert_eq!(got.classes, CELL_ALPHABET.chars().count() + 1);
+        let worst = got
+            .logp
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst < 2e-3, "largest difference {worst}");
+    }
+
+    /// Reading cells together gives what reading each alone gives (no state leaks from one
+    /// cell into the next).
+    #[test]
+    fn cells_are_read_independently() {
+        let m = CellModel::get().unwrap();
+        let imgs: Vec<GrayImage> = (0..12u32)
+            .map(|i| {
+                GrayImage::from_fn(CELL_W, CELL_H, |x, y| {
+                    let ink = (x / 9 + y / 5 + i) % 3 == 0
+                        && (10..22).contains(&y)
+                        && (20..100).contains(&x);
+                    image::Luma([if ink { 30 } else { 240 }])
+                })
+            })
+            .collect();
+        let together = m.run_cells(&imgs);
+        for (img, t) in imgs.iter().zip(&together) {
+            let alone = &m.run_cells(std::slice::from_ref(img))[0];
+            assert_eq!(t.as_ref().unwrap().logp, alone.as_ref().unwrap().logp);
+        }
+    }
+
+    #[test]
+    fn blank_cell_reads_nothing_much() {
+        let m = CellModel::get().unwrap();
+        let blank = GrayImage::from_pixel(CELL_W, CELL_H, image::Luma([250]));
+        let out = m.run_cells(&[blank]);
+        let f = out[0].as_ref().unwrap();
+        assert_eq!(f.frames, 32);
+        assert!(f.greedy().chars().count() <= 1, "{}", f.greedy());
+    }
+}

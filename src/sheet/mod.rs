@@ -1,0 +1,332 @@
+//! The scoresheet pipeline: page image → move grid → one image per cell → CTC frames →
+//! the repair engine → the game, with each ply's cell box kept for review.
+//!
+//! Input: an image file (PNG, JPEG, TIFF, WebP). Output: [`SheetReading`] — plain data: the
+//! decoded [`Game`] (doubt as statuses and confidences), the language it was read in, the
+//! layout found and every used cell's box and raw reading.
+
+pub mod layout;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::decode::ctc::{CtcReading, CtcScorer, Joint};
+use crate::decode::{decode, DecodeConfig, Item};
+use crate::model::{CellModel, CELL_H, CELL_W};
+use crate::notation::{english, turkish, Lang};
+use crate::record::Game;
+use crate::vision;
+pub use layout::{CellBox, Layout, LayoutError, Side};
+
+/// Share of a cell's inside that must be ink for it to count as written.
+pub const INK_MIN: f32 = 0.004;
+
+/// How to read a sheet.
+#[derive(Debug, Clone, Default)]
+pub struct SheetConfig {
+    pub decode: DecodeConfig,
+}
+
+/// One cell that was read.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellRead {
+    /// 1-based ply this cell holds (1 = White's first move).
+    pub ply: u32,
+    pub number: u32,
+    pub side: Side,
+    /// Box in the image as given: left, top, right, bottom.
+    #[serde(rename = "box")]
+    pub rect: [f32; 4],
+    /// The recognizer's own best reading.
+    pub read: String,
+    /// Share of the cell that is ink.
+    pub ink: f32,
+}
+
+/// What was found on one sheet.
+#[derive(Debug, Clone)]
+pub struct SheetReading {
+    pub game: Game,
+    pub cells: Vec<CellRead>,
+    /// The opponent's copy's cells, when two copies were read together.
+    pub second_cells: Vec<CellRead>,
+    pub skew: f32,
+    pub blocks: usize,
+    pub rows: usize,
+    pub turned: bool,
+    pub seconds: f32,
+}
+
+/// Why a sheet could not be read.
+#[derive(Debug)]
+pub enum SheetError {
+    Image(vision::VisionError),
+    Layout(LayoutError),
+    Model(String),
+    /// A move grid was found, but nothing is written in it.
+    Blank,
+}
+
+impl std::fmt::Display for SheetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SheetError::Image(e) => write!(f, "{e}"),
+            SheetError::Layout(e) => write!(f, "{e}"),
+            SheetError::Model(e) => write!(f, "{e}"),
+            SheetError::Blank => write!(f, "the scoresheet's move grid is empty"),
+        }
+    }
+}
+
+impl std::error::Error for SheetError {}
+
+/// Reads one scoresheet image file.
+pub fn read_file(path: &Path, cfg: &SheetConfig) -> Result<SheetReading, SheetError> {
+    let t0 = Instant::now();
+    let (gray, scale) = vision::load_gray(path).map_err(SheetError::Image)?;
+    let mut r = read_gray(&gray, scale, cfg)?;
+    r.seconds = t0.elapsed().as_secs_f32();
+    Ok(r)
+}
+
+/// Reads a scoresheet from grey levels (`scale`: from the image as given to `gray`).
+pub fn read_gray(
+    gray: &image::GrayImage,
+    scale: f32,
+    cfg: &SheetConfig,
+) -> Result<SheetReading, SheetError> {
+    let t0 = Instant::now();
+    let rec = recognize(gray, scale)?;
+    let texts: Vec<String> = rec.readings.iter().map(|r| r.text.clone()).collect();
+    let langs = languages(cfg, &texts);
+    let items = items_of(
+        &rec.cells,
+        rec.readings.iter().map(|r| vec![r.clone()]).collect(),
+    );
+    let game = decode_best(&items, &langs, cfg)?;
+    Ok(SheetReading {
+        game,
+        cells: rec.cell_reads(&texts),
+        second_cells: Vec::new(),
+        skew: rec.layout.skew,
+        blocks: rec.layout.blocks,
+        rows: rec.layout.rows,
+        turned: rec.layout.turned,
+        seconds: t0.elapsed().as_secs_f32(),
+    })
+}
+
+/// Reads the two copies of one game (each player keeps a scoresheet) and decodes them
+/// jointly: every ply is scored against both readings of its cell, so where one copy is
+/// unclear the other decides. Cells and boxes are reported for both copies.
+pub fn read_pair(
+    first: &Path,
+    second: &Path,
+    cfg: &SheetConfig,
+) -> Result<SheetReading, SheetError> {
+    let t0 = Instant::now();
+    let (g1, s1) = vision::load_gray(first).map_err(SheetError::Image)?;
+    let (g2, s2) = vision::load_gray(second).map_err(SheetError::Image)?;
+    let a = recognize(&g1, s1)?;
+    let b = match recognize(&g2, s2) {
+        Ok(b) => b,
+        // A blank second copy adds nothing; the first alone decides.
+        Err(SheetError::Blank) => return read_gray(&g1, s1, cfg),
+        Err(e) => return Err(e),
+    };
+    let n = a.cells.len().max(b.cells.len());
+    let key = |c: &layout::PageCell| (c.number, c.side == Side::Black);
+    // Cells in move order, from whichever copy has them.
+    let mut cells = Vec::with_capacity(n);
+    let mut readings = Vec::with_capacity(n);
+    for i in 0..n {
+        let (ca, cb) = (a.cells.get(i), b.cells.get(i));
+        let c = match (ca, cb) {
+            (Some(c), _) | (None, Some(c)) => *c,
+            (None, None) => break,
+        };
+        let mut rs = Vec::with_capacity(2);
+        if let Some(r) = ca
+            .filter(|x| key(x) == key(&c))
+            .and_then(|_| a.readings.get(i))
+        {
+            rs.push(r.clone());
+        }
+        if let Some(r) = cb
+            .filter(|x| key(x) == key(&c))
+            .and_then(|_| b.readings.get(i))
+        {
+            rs.push(r.clone());
+        }
+        cells.push(c);
+        readings.push(rs);
+    }
+    let texts: Vec<String> = a
+        .readings
+        .iter()
+        .chain(&b.readings)
+        .map(|r| r.text.clone())
+        .collect();
+    let langs = languages(cfg, &texts);
+    let items = items_of(&cells, readings);
+    let game = decode_best(&items, &langs, cfg)?;
+    let ta: Vec<String> = a.readings.iter().map(|r| r.text.clone()).collect();
+    let tb: Vec<String> = b.readings.iter().map(|r| r.text.clone()).collect();
+    Ok(SheetReading {
+        game,
+        cells: a.cell_reads(&ta),
+        second_cells: b.cell_reads(&tb),
+        skew: a.layout.skew,
+        blocks: a.layout.blocks,
+        rows: a.layout.rows,
+        turned: a.layout.turned,
+        seconds: t0.elapsed().as_secs_f32(),
+    })
+}
+
+/// A page's grid, its written cells and their recognized frames.
+struct Recognized {
+    layout: Layout,
+    /// The cells up to the last written one, in move order.
+    cells: Vec<layout::PageCell>,
+    inks: Vec<f32>,
+    readings: Vec<CtcReading>,
+}
+
+impl Recognized {
+    fn cell_reads(&self, texts: &[String]) -> Vec<CellRead> {
+        self.cells
+            .iter()
+            .zip(&self.inks)
+            .zip(texts)
+            .enumerate()
+            .map(|(i, ((c, &ink), t))| CellRead {
+                ply: i as u32 + 1,
+                number: c.number,
+                side: c.side,
+                rect: self
+                    .layout
+                    .original_box(c)
+                    .rect
+                    .map(|v| (v * 10.0).round() / 10.0),
+                read: t.to_string(),
+                ink: (ink * 1000.0).round() / 1000.0,
+            })
+            .collect()
+    }
+}
+
+fn recognize(gray: &image::GrayImage, scale: f32) -> Result<Recognized, SheetError> {
+    let lay = layout::find(gray, scale).map_err(SheetError::Layout)?;
+    let inks: Vec<f32> = lay.cells.iter().map(|c| lay.ink_share(c)).collect();
+    // Empty cells end the game: everything after the last written cell is left out.
+    let Some(last) = inks.iter().rposition(|&i| i >= INK_MIN) else {
+        return Err(SheetError::Blank);
+    };
+    let cells = lay.cells[..=last].to_vec();
+    let images: Vec<image::GrayImage> = cells
+        .iter()
+        .map(|c| lay.cell_image(c, CELL_W, CELL_H))
+        .collect();
+    let model = CellModel::get().map_err(SheetError::Model)?;
+    let mut readings = Vec::with_capacity(images.len());
+    for f in model.run_cells(&images) {
+        readings.push(CtcReading::new(Arc::new(f.map_err(SheetError::Model)?)));
+    }
+    Ok(Recognized {
+        inks: inks[..=last].to_vec(),
+        layout: lay,
+        cells,
+        readings,
+    })
+}
+
+fn languages(cfg: &SheetConfig, texts: &[String]) -> Vec<&'static Lang> {
+    match cfg.decode.lang {
+        Some(l) => vec![l],
+        None => detect(texts),
+    }
+}
+
+/// Engine items: each White cell's move number as an anchor, then one move per cell.
+fn items_of(
+    cells: &[layout::PageCell],
+    readings: Vec<Vec<CtcReading>>,
+) -> Vec<Item<Vec<CtcReading>>> {
+    let mut items = Vec::with_capacity(cells.len() * 3 / 2);
+    for (c, rs) in cells.iter().zip(readings) {
+        if c.side == Side::White {
+            items.push(Item::Number {
+                digits: c.number.to_string(),
+                black: false,
+            });
+        }
+        let offer = rs.iter().any(|r| {
+            r.text.chars().count() > 2 && r.text.ends_with('=') && !r.text.ends_with("=O")
+        });
+        items.push(Item::Move {
+            reading: rs,
+            draw_offer: offer,
+        });
+    }
+    items
+}
+
+/// Decodes in each candidate language and keeps the cheaper reading.
+fn decode_best(
+    items: &[Item<Vec<CtcReading>>],
+    langs: &[&'static Lang],
+    cfg: &SheetConfig,
+) -> Result<Game, SheetError> {
+    let mut best: Option<(f32, Game)> = None;
+    for &lang in langs {
+        let scorer = Joint(CtcScorer::new(lang));
+        let (cost, game) = decode(items, &scorer, &cfg.decode, lang);
+        if best.as_ref().is_none_or(|b| cost < b.0) {
+            best = Some((cost, game));
+        }
+    }
+    best.map(|b| b.1).ok_or(SheetError::Blank)
+}
+
+/// The cells of a sheet as the recognizer sees them (for inspection and for building
+/// training and test sets): each cell's box, image and ink share, in move order.
+pub fn cell_images(path: &Path) -> Result<Vec<(CellBox, image::GrayImage, f32)>, SheetError> {
+    let (gray, scale) = vision::load_gray(path).map_err(SheetError::Image)?;
+    let lay = layout::find(&gray, scale).map_err(SheetError::Layout)?;
+    Ok(lay
+        .cells
+        .iter()
+        .map(|c| {
+            (
+                lay.original_box(c),
+                lay.cell_image(c, CELL_W, CELL_H),
+                lay.ink_share(c),
+            )
+        })
+        .collect())
+}
+
+/// Turkish or English, from the piece letters read (both when unclear, likelier first).
+fn detect(texts: &[String]) -> Vec<&'static Lang> {
+    let (mut tr, mut en) = (0, 0);
+    for t in texts {
+        match t.chars().next() {
+            Some('A' | 'F' | 'V' | 'Ş' | 'S') => tr += 1,
+            Some('N' | 'B' | 'Q' | 'R') => en += 1,
+            _ => {}
+        }
+    }
+    if tr >= 3 * en.max(1) {
+        vec![turkish()]
+    } else if en >= 3 * tr.max(1) {
+        vec![english()]
+    } else if tr > en {
+        vec![turkish(), english()]
+    } else {
+        vec![english(), turkish()]
+    }
+}

@@ -1,0 +1,373 @@
+//! Image utilities for the layout stages: loading, grey levels, binarization, deskew, ruled lines
+//! and crops. Plain functions over [`image::GrayImage`] and a small [`Bitmap`] of ink pixels.
+
+use std::path::Path;
+
+use image::imageops::FilterType;
+use image::{DynamicImage, GrayImage, Luma};
+use imageproc::geometric_transformations::{rotate_about_center, Interpolation};
+
+/// Why an image could not be used.
+#[derive(Debug)]
+pub enum VisionError {
+    /// The file could not be read or decoded as an image.
+    Decode(String),
+    /// The image is too small to hold what we look for.
+    TooSmall { width: u32, height: u32 },
+}
+
+impl std::fmt::Display for VisionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VisionError::Decode(e) => write!(f, "cannot decode the image: {e}"),
+            VisionError::TooSmall { width, height } => {
+                write!(f, "the image is too small ({width}×{height} pixels)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for VisionError {}
+
+/// The longest side an image is worked at; larger photos are scaled down first.
+pub const MAX_SIDE: u32 = 3000;
+
+/// Loads an image as grey levels (transparent parts read as white paper), scaled down so its
+/// longer side is at most [`MAX_SIDE`]. Returns the image and the scale applied (≤ 1).
+pub fn load_gray(path: &Path) -> Result<(GrayImage, f32), VisionError> {
+    let img = image::ImageReader::open(path)
+        .map_err(|e| VisionError::Decode(format!("{}: {e}", path.display())))?
+        .with_guessed_format()
+        .map_err(|e| VisionError::Decode(format!("{}: {e}", path.display())))?
+        .decode()
+        .map_err(|e| VisionError::Decode(format!("{}: {e}", path.display())))?;
+    Ok(to_gray_scaled(&img))
+}
+
+/// Grey levels of a decoded image, alpha composited over white, scaled to [`MAX_SIDE`].
+pub fn to_gray_scaled(img: &DynamicImage) -> (GrayImage, f32) {
+    let la = img.to_luma_alpha8();
+    let mut g = GrayImage::new(la.width(), la.height());
+    for (o, p) in g.pixels_mut().zip(la.pixels()) {
+        let a = p[1] as u32;
+        o[0] = ((p[0] as u32 * a + 255 * (255 - a)) / 255) as u8;
+    }
+    let side = g.width().max(g.height());
+    if side > MAX_SIDE {
+        let s = MAX_SIDE as f32 / side as f32;
+        let w = ((g.width() as f32 * s).round() as u32).max(1);
+        let h = ((g.height() as f32 * s).round() as u32).max(1);
+        (image::imageops::resize(&g, w, h, FilterType::Triangle), s)
+    } else {
+        (g, 1.0)
+    }
+}
+
+/// Ink pixels of an image (`true` = ink), row-major.
+#[derive(Debug, Clone)]
+pub struct Bitmap {
+    pub width: u32,
+    pub height: u32,
+    pub ink: Vec<bool>,
+}
+
+impl Bitmap {
+    #[inline]
+    pub fn get(&self, x: u32, y: u32) -> bool {
+        self.ink[(y * self.width + x) as usize]
+    }
+
+    /// Number of ink pixels in the rectangle `[x0, x1) × [y0, y1)` (clipped to the image).
+    pub fn count(&self, x0: u32, y0: u32, x1: u32, y1: u32) -> u32 {
+        let (x1, y1) = (x1.min(self.width), y1.min(self.height));
+        let mut n = 0;
+        for y in y0..y1 {
+            let row = &self.ink[(y * self.width) as usize..((y + 1) * self.width) as usize];
+            n += row[x0.min(x1) as usize..x1 as usize]
+                .iter()
+                .filter(|&&b| b)
+                .count() as u32;
+        }
+        n
+    }
+}
+
+/// Binarizes with a local mean: a pixel is ink when it is darker than the mean of its
+/// neighbourhood (a square of side `2 * radius + 1`) by more than a margin. Robust to uneven
+/// lighting and grey shading, unlike one global threshold.
+pub fn binarize(img: &GrayImage, radius: u32) -> Bitmap {
+    binarize_with(img, radius, 0.06, 10.0)
+}
+
+/// [`binarize`] with its margin: ink is darker than the local mean by more than
+/// `max(rel * mean, abs)`. A small margin finds faint printed rules (a light scan leaves them
+/// a few grey levels under the paper); a larger one keeps only real ink.
+pub fn binarize_with(img: &GrayImage, radius: u32, rel: f32, abs: f32) -> Bitmap {
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let mut integral = vec![0u64; (w + 1) * (h + 1)];
+    for y in 0..h {
+        let mut row = 0u64;
+        for x in 0..w {
+            row += img.as_raw()[y * w + x] as u64;
+            integral[(y + 1) * (w + 1) + x + 1] = integral[y * (w + 1) + x + 1] + row;
+        }
+    }
+    let r = radius as usize;
+    let mut ink = vec![false; w * h];
+    for y in 0..h {
+        let (y0, y1) = (y.saturating_sub(r), (y + r + 1).min(h));
+        for x in 0..w {
+            let (x0, x1) = (x.saturating_sub(r), (x + r + 1).min(w));
+            let sum = integral[y1 * (w + 1) + x1] + integral[y0 * (w + 1) + x0]
+                - integral[y0 * (w + 1) + x1]
+                - integral[y1 * (w + 1) + x0];
+            let mean = sum as f32 / ((y1 - y0) * (x1 - x0)) as f32;
+            let p = img.as_raw()[y * w + x] as f32;
+            ink[y * w + x] = p < mean - (rel * mean).max(abs);
+        }
+    }
+    Bitmap {
+        width: w as u32,
+        height: h as u32,
+        ink,
+    }
+}
+
+/// The skew of a page's ruled lines and text rows, in degrees (positive: the right end of a
+/// horizontal line is lower), searched within ±`max_deg`.
+pub fn skew_degrees(bm: &Bitmap, max_deg: f32) -> f32 {
+    // Sample ink pixels on a sparse grid of columns; every row of those columns.
+    let mut pts: Vec<(f32, f32)> = Vec::new();
+    let step = (bm.width / 400).max(1);
+    for y in 0..bm.height {
+        for x in (0..bm.width).step_by(step as usize) {
+            if bm.get(x, y) {
+                pts.push((x as f32, y as f32));
+            }
+        }
+    }
+    if pts.len() < 100 {
+        return 0.0;
+    }
+    let score = |deg: f32| -> f64 {
+        let t = deg.to_radians().tan();
+        let off = bm.width as f32 * t.abs();
+        let n = (bm.height as f32 + 2.0 * off) as usize / 2 + 2;
+        let mut hist = vec![0u32; n];
+        for &(x, y) in &pts {
+            let b = ((y - x * t + off) / 2.0) as usize;
+            if b < n {
+                hist[b] += 1;
+            }
+        }
+        hist.iter().map(|&c| (c as f64) * (c as f64)).sum()
+    };
+    let mut best = (0.0f32, score(0.0));
+    let mut deg = -max_deg;
+    while deg <= max_deg + 1e-3 {
+        let s = score(deg);
+        if s > best.1 {
+            best = (deg, s);
+        }
+        deg += 0.25;
+    }
+    let centre = best.0;
+    let mut d = centre - 0.25;
+    while d <= centre + 0.25 + 1e-3 {
+        let s = score(d);
+        if s > best.1 {
+            best = (d, s);
+        }
+        d += 0.05;
+    }
+    best.0
+}
+
+/// Rotates an image about its centre so that a skew of `deg` degrees is undone; new corners
+/// are white.
+pub fn rotate(img: &GrayImage, deg: f32) -> GrayImage {
+    if deg.abs() < 0.05 {
+        return img.clone();
+    }
+    rotate_about_center(img, -deg.to_radians(), Interpolation::Bilinear, Luma([255]))
+}
+
+/// A straight ruled line: its centre coordinate across the line, thickness, and extent along it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    pub at: f32,
+    pub thickness: u32,
+    pub start: u32,
+    pub end: u32,
+}
+
+/// Horizontal ruled lines: rows where ink runs of at least `min_run` pixels (gaps of up to
+/// 2 pixels bridged) cover at least `min_cover` of the width, grouped into lines.
+pub fn horizontal_rules(bm: &Bitmap, min_run: u32, min_cover: f32) -> Vec<Rule> {
+    let w = bm.width;
+    let mut rows: Vec<Option<(u32, u32, u32)>> = Vec::with_capacity(bm.height as usize);
+    for y in 0..bm.height {
+        let (mut total, mut first, mut last) = (0u32, u32::MAX, 0u32);
+        let mut run_start: Option<u32> = None;
+        let mut gap = 0u32;
+        for x in 0..=w {
+            let ink = x < w && bm.get(x, y);
+            match (ink, run_start) {
+                (true, None) => {
+                    run_start = Some(x);
+                    gap = 0;
+                }
+                (true, Some(_)) => gap = 0,
+                (false, Some(s)) => {
+                    gap += 1;
+                    if gap > 2 || x == w {
+                        let e = x + 1 - gap;
+                        if e - s >= min_run {
+                            total += e - s;
+                            first = first.min(s);
+                            last = last.max(e);
+                        }
+                        run_start = None;
+                    }
+                }
+                (false, None) => {}
+            }
+        }
+        rows.push((total as f32 >= min_cover * w as f32).then_some((total, first, last)));
+    }
+    group_rules(&rows)
+}
+
+/// Vertical ruled lines inside a horizontal band `[y0, y1)`: columns inked over at least
+/// `min_fill` of the band's height, grouped.
+pub fn vertical_rules_in_band(bm: &Bitmap, y0: u32, y1: u32, min_fill: f32) -> Vec<Rule> {
+    let h = y1.saturating_sub(y0);
+    if h == 0 {
+        return Vec::new();
+    }
+    let mut cols: Vec<Option<(u32, u32, u32)>> = Vec::with_capacity(bm.width as usize);
+    for x in 0..bm.width {
+        let mut n = 0;
+        for y in y0..y1 {
+            n += bm.get(x, y) as u32;
+        }
+        cols.push((n as f32 >= min_fill * h as f32).then_some((n, y0, y1)));
+    }
+    group_rules(&cols)
+}
+
+fn group_rules(lines: &[Option<(u32, u32, u32)>]) -> Vec<Rule> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].is_none() {
+            i += 1;
+            continue;
+        }
+        let s = i;
+        let (mut weight, mut wsum) = (0f64, 0f64);
+        let (mut start, mut end) = (u32::MAX, 0);
+        while i < lines.len() {
+            let Some((n, a, b)) = lines[i] else { break };
+            weight += n as f64;
+            wsum += n as f64 * i as f64;
+            start = start.min(a);
+            end = end.max(b);
+            i += 1;
+        }
+        let at = if weight > 0.0 {
+            (wsum / weight) as f32
+        } else {
+            (s + i - 1) as f32 / 2.0
+        };
+        out.push(Rule {
+            at,
+            thickness: (i - s) as u32,
+            start,
+            end,
+        });
+    }
+    out
+}
+
+/// A crop of `img` (clipped to it), resized to `w × h`.
+pub fn crop_resize(
+    img: &GrayImage,
+    x0: f32,
+    y0: f32,
+    x1: f32,
+    y1: f32,
+    w: u32,
+    h: u32,
+) -> GrayImage {
+    let cx0 = x0.max(0.0).floor() as u32;
+    let cy0 = y0.max(0.0).floor() as u32;
+    let cx1 = (x1.ceil() as u32).min(img.width()).max(cx0 + 1);
+    let cy1 = (y1.ceil() as u32).min(img.height()).max(cy0 + 1);
+    let view = image::imageops::crop_imm(img, cx0, cy0, cx1 - cx0, cy1 - cy0).to_image();
+    image::imageops::resize(&view, w, h, FilterType::Triangle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page_with_lines(w: u32, h: u32, ys: &[u32], xs: &[u32]) -> GrayImage {
+        let mut img = GrayImage::from_pixel(w, h, Luma([245]));
+        for &y in ys {
+            for x in 20..w - 20 {
+                for t in 0..2 {
+                    img.put_pixel(x, y + t, Luma([30]));
+                }
+            }
+        }
+        for &x in xs {
+            for y in ys[0]..*ys.last().unwrap() {
+                for t in 0..2 {
+                    img.put_pixel(x + t, y, Luma([30]));
+                }
+            }
+        }
+        img
+    }
+
+    #[test]
+    fn finds_ruled_lines() {
+        let ys: Vec<u32> = (0..6).map(|i| 50 + i * 40).collect();
+        let img = page_with_lines(600, 400, &ys, &[20, 100, 300, 500]);
+        let bm = binarize(&img, 15);
+        let rules = horizontal_rules(&bm, 60, 0.3);
+        assert_eq!(rules.len(), 6, "{rules:?}");
+        for (r, y) in rules.iter().zip(&ys) {
+            assert!((r.at - (*y as f32 + 0.5)).abs() < 1.0, "{r:?} vs {y}");
+        }
+        let v = vertical_rules_in_band(&bm, 95, 125, 0.9);
+        let at: Vec<u32> = v.iter().map(|r| r.at.round() as u32).collect();
+        assert_eq!(at.len(), 4, "{v:?}");
+    }
+
+    #[test]
+    fn measures_and_undoes_skew() {
+        let ys: Vec<u32> = (0..10).map(|i| 60 + i * 30).collect();
+        let img = page_with_lines(800, 420, &ys, &[]);
+        let tilted = rotate(&img, -2.0); // rotate by +2°: the skew to find is 2°
+        let bm = binarize(&tilted, 15);
+        let s = skew_degrees(&bm, 6.0);
+        assert!((s - 2.0).abs() < 0.2, "skew {s}");
+        let back = rotate(&tilted, s);
+        let rules = horizontal_rules(&binarize(&back, 15), 100, 0.4);
+        assert!(rules.len() >= 9, "{rules:?}");
+    }
+
+    #[test]
+    fn transparent_pixels_are_paper() {
+        let img = DynamicImage::ImageRgba8(image::RgbaImage::from_pixel(
+            4,
+            4,
+            image::Rgba([0, 0, 0, 0]),
+        ));
+        let (g, s) = to_gray_scaled(&img);
+        assert_eq!(s, 1.0);
+        assert!(g.pixels().all(|p| p[0] == 255));
+    }
+}
