@@ -155,6 +155,14 @@ pub struct SheetsEvalArgs {
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
+
+    /// Scale of the recognizer's log-likelihoods in the engine (default: the pipeline's).
+    #[arg(long, hide = true)]
+    pub ctc_weight: Option<f32>,
+
+    /// Price of the text fallback; negative turns it off (default: the pipeline's).
+    #[arg(long, hide = true, allow_hyphen_values = true)]
+    pub text_price: Option<f32>,
 }
 
 /// `--lang`: a language, or `None` for `auto`.
@@ -459,7 +467,13 @@ fn sheet_json(r: &SheetReading, name: &str) -> anyhow::Result<serde_json::Value>
 }
 
 fn eval_sheets(args: &SheetsEvalArgs) -> anyhow::Result<ExitCode> {
-    let cfg = sheet_config(args.lang, args.beam);
+    let mut cfg = sheet_config(args.lang, args.beam);
+    if let Some(w) = args.ctc_weight {
+        cfg.ctc_weight = w;
+    }
+    if let Some(p) = args.text_price {
+        cfg.text_price = (p >= 0.0).then_some(p);
+    }
     let report = hamle::eval::sheets::run(&args.dir, &cfg)?;
     let mut out = io::stdout().lock();
     if args.json {

@@ -1,10 +1,10 @@
 //! The CTC scorer: how well a recognized cell's frame probabilities fit each legal move.
 //!
-//! Every accepted spelling of a move (with or without `x` and `+`, `0-0` or `O-O`, `g8V` or
-//! `g8=V`, `e.p.`, a trailing draw-offer `=`) is scored by the CTC forward log-likelihood
-//! under the cell's frames; the cost is how far the best spelling falls below the cell's own
-//! best reading, scaled by [`CtcScorer::weight`] (the network is over-confident), plus a small
-//! price for unusual spellings. Spellings the list does not cover (`Ngf3` for `Nf3`, `ed` for
+//! All accepted spellings of a move (with or without `x` and `+`, `0-0` or `O-O`, `g8V` or
+//! `g8=V`, `e.p.`, a trailing draw-offer `=`) form one graph of [`Slot`]s, some optional; the
+//! CTC forward pass over that graph gives log P(cell | move) summed over the spellings. The
+//! cost is how far that falls below the cell's own best reading, scaled by
+//! [`CtcScorer::weight`] (the network is over-confident). Spellings the list does not cover (`Ngf3` for `Nf3`, `ed` for
 //! `exd5`) are caught by the text scorer on the greedy reading, at a price.
 
 use std::cell::RefCell;
@@ -27,6 +27,8 @@ pub struct CtcReading {
     pub text: String,
     /// CTC log-likelihood of `text` (the reference the costs are measured from).
     reference: f32,
+    /// Frame probabilities (exp of the log-probabilities), for the graph forward pass.
+    probs: Vec<f32>,
     /// Cost per move (see [`shape_key`]), filled as the engine asks.
     memo: RefCell<HashMap<u64, f32>>,
 }
@@ -54,10 +56,12 @@ impl CtcReading {
     pub fn new(frames: Arc<CellFrames>) -> Self {
         let text = frames.greedy();
         let reference = ctc_logp(&frames, &encode(&text).unwrap_or_default());
+        let probs = frames.logp.iter().map(|v| v.exp()).collect();
         CtcReading {
             frames,
             text,
             reference,
+            probs,
             memo: RefCell::new(HashMap::new()),
         }
     }
@@ -129,6 +133,207 @@ pub fn ctc_logp(f: &CellFrames, labels: &[usize]) -> f32 {
     }
 }
 
+/// One position of a move's spelling graph: the classes it may show (1-based class
+/// indices; usually one) and whether it may be left out.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot {
+    classes: [u8; 2],
+    n: u8,
+    optional: bool,
+}
+
+impl Slot {
+    fn one(c: char, optional: bool) -> Option<Slot> {
+        let i = class_of(c)?;
+        Some(Slot {
+            classes: [i, 0],
+            n: 1,
+            optional,
+        })
+    }
+
+    fn either(a: char, b: char, optional: bool) -> Option<Slot> {
+        match (class_of(a), class_of(b)) {
+            (Some(x), Some(y)) => Some(Slot {
+                classes: [x, y],
+                n: 2,
+                optional,
+            }),
+            (Some(_), None) => Slot::one(a, optional),
+            (None, Some(_)) => Slot::one(b, optional),
+            (None, None) => None,
+        }
+    }
+
+    #[inline]
+    fn emit(&self, row: &[f32]) -> f32 {
+        let mut p = row[self.classes[0] as usize];
+        if self.n == 2 {
+            p += row[self.classes[1] as usize];
+        }
+        p
+    }
+
+    fn same(&self, o: &Slot) -> bool {
+        self.classes[..self.n as usize]
+            .iter()
+            .any(|c| o.classes[..o.n as usize].contains(c))
+    }
+}
+
+fn class_of(c: char) -> Option<u8> {
+    CELL_ALPHABET
+        .chars()
+        .position(|a| a == c)
+        .map(|i| i as u8 + 1)
+}
+
+/// The spelling graph of a move: every accepted way of writing it (piece letter or its
+/// variant, origin, optional `x`, square, optional `=` and promotion letter, optional
+/// `+`/`#`/`++`, optional `e.p.`, an optional draw-offer `=`) as one sequence of slots.
+pub fn slots(shape: &Shape, lang: &Lang) -> Vec<Slot> {
+    let mut v: Vec<Option<Slot>> = Vec::with_capacity(12);
+    match shape.castle {
+        Some(side) => {
+            v.push(Slot::either('O', '0', false));
+            v.push(Slot::one('-', true));
+            v.push(Slot::either('O', '0', false));
+            if side == CastlingSide::QueenSide {
+                v.push(Slot::one('-', true));
+                v.push(Slot::either('O', '0', false));
+            }
+        }
+        None => {
+            if let Some(l) = lang.letter(shape.role) {
+                let alt = lang
+                    .also
+                    .iter()
+                    .find(|(_, r)| *r == shape.role)
+                    .map(|(c, _)| *c);
+                v.push(match alt {
+                    Some(a) => Slot::either(l, a, false),
+                    None => Slot::one(l, false),
+                });
+            }
+            if shape.need_file || (shape.role == Role::Pawn && shape.capture) {
+                v.push(Slot::one(shape.from.file().char(), false));
+            }
+            if shape.need_rank {
+                v.push(Slot::one(shape.from.rank().char(), false));
+            }
+            if shape.capture {
+                v.push(Slot::one('x', true));
+            }
+            v.push(Slot::one(shape.to.file().char(), false));
+            v.push(Slot::one(shape.to.rank().char(), false));
+            if let Some(p) = shape.promotion.and_then(|p| lang.letter(p)) {
+                v.push(Slot::one('=', true));
+                v.push(Slot::one(p, false));
+            }
+        }
+    }
+    match shape.suffix {
+        Some(Suffix::Check) => v.push(Slot::one('+', true)),
+        Some(Suffix::Checkmate) => {
+            v.push(Slot::either('#', '+', true));
+            v.push(Slot::one('+', true));
+        }
+        None => {}
+    }
+    if shape.en_passant {
+        for c in ['e', '.', 'p', '.'] {
+            v.push(Slot::one(c, true));
+        }
+    }
+    v.push(Slot::one('=', true));
+    // A letter outside the alphabet cannot be read: that slot is dropped (it costs nothing
+    // here; the text fallback still sees the whole move).
+    v.into_iter().flatten().collect()
+}
+
+/// log P(any spelling of the graph | frames): the CTC forward algorithm over slots that may
+/// be skipped, in probability space with per-frame rescaling (no logarithms in the loop).
+pub fn graph_logp(probs: &[f32], frames: usize, classes: usize, slots: &[Slot]) -> f32 {
+    let n = slots.len();
+    if n == 0 || frames == 0 {
+        return f32::NEG_INFINITY;
+    }
+    // States: 2k = blank before slot k (k = 0..=n), 2k+1 = slot k.
+    let s_len = 2 * n + 1;
+    // must_after[k]: the first slot at or after k that is not optional (n if none).
+    let mut must_after = vec![n; n + 1];
+    for k in (0..n).rev() {
+        must_after[k] = if slots[k].optional {
+            must_after[k + 1]
+        } else {
+            k
+        };
+    }
+    let mut alpha = vec![0.0f32; s_len];
+    let mut next = vec![0.0f32; s_len];
+    let row0 = &probs[..classes];
+    alpha[0] = row0[0];
+    // Slots reachable at t = 0: the first, and those after leading optional slots.
+    for k in 0..=must_after[0].min(n - 1) {
+        alpha[2 * k + 1] = slots[k].emit(row0);
+    }
+    let mut log_scale = 0.0f64;
+    for t in 1..frames {
+        let row = &probs[t * classes..(t + 1) * classes];
+        for s in 0..s_len {
+            let mut a = alpha[s];
+            if s % 2 == 0 {
+                // A blank: from itself or from the slot just before it.
+                if s >= 1 {
+                    a += alpha[s - 1];
+                }
+                next[s] = a * row[0];
+            } else {
+                let k = s / 2;
+                // From the blank just before, from earlier blanks over optional slots, and
+                // from earlier slots directly (over optional slots) unless the same letter.
+                let mut j = k;
+                loop {
+                    a += alpha[2 * j];
+                    if j > 0 && !slots[j - 1].same(&slots[k]) {
+                        a += alpha[2 * (j - 1) + 1];
+                    }
+                    if j == 0 || !slots[j - 1].optional {
+                        break;
+                    }
+                    j -= 1;
+                }
+                // `a` included alpha[s] (stay) once already.
+                next[s] = a * slots[k].emit(row);
+            }
+        }
+        let total: f32 = next.iter().sum();
+        if total <= 0.0 {
+            return f32::NEG_INFINITY;
+        }
+        let inv = 1.0 / total;
+        for v in next.iter_mut() {
+            *v *= inv;
+        }
+        log_scale += (total as f64).ln();
+        std::mem::swap(&mut alpha, &mut next);
+    }
+    // End: a blank or a slot after which every slot is optional.
+    let mut end = 0.0f32;
+    for k in 0..=n {
+        if must_after[k] == n {
+            end += alpha[2 * k];
+        }
+        if k < n && must_after[k + 1] == n {
+            end += alpha[2 * k + 1];
+        }
+    }
+    if end <= 0.0 {
+        return f32::NEG_INFINITY;
+    }
+    (log_scale + (end as f64).ln()) as f32
+}
+
 /// Scores CTC cell readings against legal moves in one notation language.
 #[derive(Debug, Clone)]
 pub struct CtcScorer {
@@ -158,105 +363,19 @@ impl CtcScorer {
     }
 }
 
-/// Every spelling of a move in a language with its price in nats.
-pub fn spellings(shape: &Shape, lang: &Lang) -> Vec<(String, f32)> {
-    let mut bases: Vec<(String, f32)> = Vec::new();
-    match shape.castle {
-        Some(side) => {
-            let (o, z) = match side {
-                CastlingSide::KingSide => ("O-O", "0-0"),
-                CastlingSide::QueenSide => ("O-O-O", "0-0-0"),
-            };
-            bases.push((o.to_string(), 0.0));
-            bases.push((z.to_string(), 0.0));
-            bases.push((o.replace('-', ""), 1.0));
-            bases.push((z.replace('-', ""), 1.0));
-        }
-        None => {
-            let mut squares = String::new();
-            if shape.need_file || (shape.role == Role::Pawn && shape.capture) {
-                squares.push(shape.from.file().char());
-            }
-            if shape.need_rank {
-                squares.push(shape.from.rank().char());
-            }
-            // The piece letter, and the other letters the language accepts for it
-            // (`S` for `Ş`), at a small price.
-            let mut heads: Vec<(String, f32)> = Vec::new();
-            match lang.letter(shape.role) {
-                Some(l) => {
-                    heads.push((format!("{l}{squares}"), 0.0));
-                    for &(c, role) in lang.also {
-                        if role == shape.role {
-                            heads.push((format!("{c}{squares}"), 0.3));
-                        }
-                    }
-                }
-                None => heads.push((squares, 0.0)),
-            }
-            let tail_sq = shape.to.to_string();
-            let mut tails: Vec<(String, f32)> = Vec::new();
-            match shape.promotion.and_then(|p| lang.letter(p)) {
-                Some(p) => {
-                    tails.push((format!("{tail_sq}={p}"), 0.0));
-                    tails.push((format!("{tail_sq}{p}"), 0.0));
-                }
-                None => tails.push((tail_sq, 0.0)),
-            }
-            for (head, hp) in &heads {
-                for (t, tp) in &tails {
-                    if shape.capture {
-                        bases.push((format!("{head}x{t}"), hp + tp));
-                        bases.push((format!("{head}{t}"), hp + tp + 0.7));
-                    } else {
-                        bases.push((format!("{head}{t}"), hp + tp));
-                    }
-                }
-            }
-            if shape.en_passant {
-                let extra: Vec<(String, f32)> = bases
-                    .iter()
-                    .flat_map(|(b, p)| [(format!("{b}e.p."), *p), (format!("{b}ep"), *p + 0.3)])
-                    .collect();
-                bases.extend(extra);
-            }
-        }
-    }
-    let mut out = Vec::with_capacity(bases.len() * 3);
-    for (b, p) in bases {
-        match shape.suffix {
-            Some(Suffix::Check) => {
-                out.push((format!("{b}+"), p));
-                out.push((b.clone(), p + 0.4));
-            }
-            Some(Suffix::Checkmate) => {
-                out.push((format!("{b}#"), p));
-                out.push((format!("{b}++"), p));
-                out.push((format!("{b}+"), p + 0.3));
-                out.push((b.clone(), p + 0.6));
-            }
-            None => out.push((b.clone(), p)),
-        }
-    }
-    let offers: Vec<(String, f32)> = out
-        .iter()
-        .map(|(s, p)| (format!("{s}="), p + 0.5))
-        .collect();
-    out.extend(offers);
-    out
-}
-
 impl CtcScorer {
     fn cost_uncached(&self, r: &CtcReading, shape: &Shape) -> f32 {
-        let mut best = f32::INFINITY;
-        for (s, price) in spellings(shape, self.lang) {
-            let lp = r.logp(&s);
-            if lp.is_finite() {
-                best = best.min(price + self.weight * (r.reference - lp).max(0.0));
-            }
+        let f = &r.frames;
+        let lp = graph_logp(&r.probs, f.frames, f.classes, &slots(shape, self.lang));
+        let mut best = if lp.is_finite() {
+            self.weight * (r.reference - lp).max(0.0)
+        } else {
+            f32::INFINITY
+        };
+        if self.text_price.is_finite() {
+            best = best.min(self.text.text_cost(&r.text, shape) + self.text_price);
         }
-        let text = self.text.text_cost(&r.text, shape) + self.text_price;
-        best.min(text)
+        best
     }
 }
 
@@ -361,7 +480,7 @@ mod tests {
     use super::*;
     use crate::notation::{english, turkish};
     use crate::rules::shapes_with_suffix;
-    use shakmaty::{Chess, Position};
+    use shakmaty::Chess;
 
     /// Frames that spell `text` with the given confidence per frame (two frames per
     /// character, a blank between).
@@ -407,6 +526,43 @@ mod tests {
         assert!((got - want).abs() < 1e-5, "{got} vs {want}");
     }
 
+    /// With no optional slots the graph pass is the plain CTC forward pass; optional slots
+    /// add the probability of the shorter spellings.
+    #[test]
+    fn graph_forward_matches_plain_forward() {
+        let f = frames_for("Nxf3+", 0.8);
+        let probs: Vec<f32> = f.logp.iter().map(|v| v.exp()).collect();
+        let fixed: Vec<Slot> = "Nxf3+"
+            .chars()
+            .map(|c| Slot::one(c, false).unwrap())
+            .collect();
+        let plain = ctc_logp(&f, &encode("Nxf3+").unwrap());
+        let graph = graph_logp(&probs, f.frames, f.classes, &fixed);
+        assert!((plain - graph).abs() < 1e-3, "{plain} vs {graph}");
+        let mut opt = fixed.clone();
+        opt[1].optional = true;
+        opt[4].optional = true;
+        let with_opt = graph_logp(&probs, f.frames, f.classes, &opt);
+        let sum = ["Nxf3+", "Nf3+", "Nxf3", "Nf3"]
+            .iter()
+            .map(|s| ctc_logp(&f, &encode(s).unwrap()).exp())
+            .sum::<f32>()
+            .ln();
+        assert!((with_opt - sum).abs() < 1e-3, "{with_opt} vs {sum}");
+        // Repeated letters need a blank between them, skipped slots or not.
+        let g = frames_for("e4", 0.9);
+        let gp: Vec<f32> = g.logp.iter().map(|v| v.exp()).collect();
+        let ee: Vec<Slot> = vec![
+            Slot::one('e', false).unwrap(),
+            Slot::one('x', true).unwrap(),
+            Slot::one('e', false).unwrap(),
+        ];
+        let want = ctc_logp(&g, &encode("ee").unwrap()).exp()
+            + ctc_logp(&g, &encode("exe").unwrap()).exp();
+        let got = graph_logp(&gp, g.frames, g.classes, &ee).exp();
+        assert!((got - want).abs() < 1e-6 + 1e-3 * want, "{got} vs {want}");
+    }
+
     #[test]
     fn the_written_move_costs_least() {
         let pos = Chess::default();
@@ -428,28 +584,5 @@ mod tests {
             );
             assert!(sc.cost(&r, best) < 0.5);
         }
-    }
-
-    #[test]
-    fn spellings_cover_the_usual_forms() {
-        let pos: Chess = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
-            .parse::<shakmaty::fen::Fen>()
-            .unwrap()
-            .into_position(shakmaty::CastlingMode::Standard)
-            .unwrap();
-        let shapes = shapes_with_suffix(&pos);
-        let nxe5 = shapes
-            .iter()
-            .find(|s| s.capture && s.role == Role::Knight)
-            .unwrap();
-        let tr: Vec<String> = spellings(nxe5, turkish())
-            .into_iter()
-            .map(|s| s.0)
-            .collect();
-        assert!(
-            tr.contains(&"Axe5".to_string()) && tr.contains(&"Ae5".to_string()),
-            "{tr:?}"
-        );
-        assert!(pos.legal_moves().len() == shapes.len());
     }
 }

@@ -25,9 +25,34 @@ pub use layout::{CellBox, Layout, LayoutError, Side};
 pub const INK_MIN: f32 = 0.004;
 
 /// How to read a sheet.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct SheetConfig {
     pub decode: DecodeConfig,
+    /// Scale from the recognizer's log-likelihood ratios to the engine's nats.
+    pub ctc_weight: f32,
+    /// Price of scoring a cell's greedy reading as text instead (catches spellings the CTC
+    /// list lacks); `None` turns that off.
+    pub text_price: Option<f32>,
+}
+
+impl Default for SheetConfig {
+    fn default() -> Self {
+        SheetConfig {
+            decode: DecodeConfig {
+                beam: 64,
+                costs: crate::decode::Costs {
+                    refine_max: std::env::var("HAMLE_REFINE")
+                        .ok()
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(16),
+                    ..Default::default()
+                },
+                ..DecodeConfig::default()
+            },
+            ctc_weight: 0.5,
+            text_price: Some(1.0),
+        }
+    }
 }
 
 /// One cell that was read.
@@ -283,7 +308,10 @@ fn decode_best(
 ) -> Result<Game, SheetError> {
     let mut best: Option<(f32, Game)> = None;
     for &lang in langs {
-        let scorer = Joint(CtcScorer::new(lang));
+        let mut ctc = CtcScorer::new(lang);
+        ctc.weight = cfg.ctc_weight;
+        ctc.text_price = cfg.text_price.unwrap_or(f32::INFINITY);
+        let scorer = Joint(ctc);
         let (cost, game) = decode(items, &scorer, &cfg.decode, lang);
         if best.as_ref().is_none_or(|b| cost < b.0) {
             best = Some((cost, game));
