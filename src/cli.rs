@@ -163,6 +163,10 @@ pub struct SheetsEvalArgs {
     /// Price of the text fallback; negative turns it off (default: the pipeline's).
     #[arg(long, hide = true, allow_hyphen_values = true)]
     pub text_price: Option<f32>,
+
+    /// Largest reading cost still marked `ok` (default: the pipeline's).
+    #[arg(long, hide = true)]
+    pub ok_below: Option<f32>,
 }
 
 /// `--lang`: a language, or `None` for `auto`.
@@ -473,6 +477,9 @@ fn eval_sheets(args: &SheetsEvalArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(p) = args.text_price {
         cfg.text_price = (p >= 0.0).then_some(p);
+    }
+    if let Some(o) = args.ok_below {
+        cfg.ok_below = o;
     }
     let report = hamle::eval::sheets::run(&args.dir, &cfg)?;
     let mut out = io::stdout().lock();

@@ -342,6 +342,8 @@ pub struct CtcScorer {
     pub weight: f32,
     /// Extra price of falling back on the text scorer.
     pub text_price: f32,
+    /// Largest cost still read as `ok` (see [`Scorer::ok_below`]).
+    pub ok_below: f32,
     text: TextScorer,
     /// Tells this scorer's entries in a reading's memo from another language's.
     tag: u64,
@@ -353,6 +355,7 @@ impl CtcScorer {
             lang,
             weight: 0.5,
             text_price: 1.0,
+            ok_below: 1.0,
             text: TextScorer::new(lang),
             tag: (crate::notation::LANGS
                 .iter()
@@ -390,6 +393,10 @@ impl Scorer for CtcScorer {
         let c = self.cost_uncached(r, shape);
         r.memo.borrow_mut().insert(key, c);
         c
+    }
+
+    fn ok_below(&self) -> f32 {
+        self.ok_below
     }
 
     fn needs_suffix(&self, _r: &CtcReading) -> bool {
@@ -437,6 +444,10 @@ impl<S: Scorer> Scorer for Joint<S> {
         } else {
             rs.first().map_or(0.0, |r| self.0.cost(r, shape))
         }
+    }
+
+    fn ok_below(&self) -> f32 {
+        self.0.ok_below()
     }
 
     fn needs_suffix(&self, rs: &Vec<S::Reading>) -> bool {

@@ -540,7 +540,7 @@ pub fn decode<S: Scorer>(
                         local_posterior(scorer, reading, &pos, m, last.as_ref(), &cfg.costs);
                     // The status is about the reading alone, not the prior.
                     if text_cost.is_finite() {
-                        status = if text_cost < 1.0 {
+                        status = if text_cost < scorer.ok_below() {
                             Status::Ok
                         } else {
                             Status::Corrected

@@ -44,6 +44,12 @@ pub trait Scorer {
     /// The reading as text, for the record.
     fn text(&self, reading: &Self::Reading) -> String;
 
+    /// Largest cost at which a reading still spells its move as written (status `ok`
+    /// rather than `corrected`).
+    fn ok_below(&self) -> f32 {
+        1.0
+    }
+
     /// Two consecutive readings read as one (a move split by a stray space).
     fn merge(&self, a: &Self::Reading, b: &Self::Reading) -> Option<Self::Reading>;
 

@@ -24,6 +24,9 @@ pub use layout::{CellBox, Layout, LayoutError, Side};
 /// Share of a cell's inside that must be ink for it to count as written.
 pub const INK_MIN: f32 = 0.004;
 
+/// This many unwritten cells in a row end the game (a player does not skip four moves).
+pub const GAP_END: usize = 4;
+
 /// How to read a sheet.
 #[derive(Debug, Clone)]
 pub struct SheetConfig {
@@ -33,6 +36,8 @@ pub struct SheetConfig {
     /// Price of scoring a cell's greedy reading as text instead (catches spellings the CTC
     /// list lacks); `None` turns that off.
     pub text_price: Option<f32>,
+    /// Largest cost of a cell's reading that still counts as `ok`.
+    pub ok_below: f32,
 }
 
 impl Default for SheetConfig {
@@ -40,18 +45,25 @@ impl Default for SheetConfig {
         SheetConfig {
             decode: DecodeConfig {
                 beam: 64,
-                costs: crate::decode::Costs {
-                    refine_max: std::env::var("HAMLE_REFINE")
-                        .ok()
-                        .and_then(|v| v.parse().ok())
-                        .unwrap_or(16),
-                    ..Default::default()
-                },
+                costs: sheet_costs(),
                 ..DecodeConfig::default()
             },
             ctc_weight: 0.5,
             text_price: Some(1.0),
+            ok_below: 0.5,
         }
+    }
+}
+
+/// Engine prices for sheets: every cell is one ply (the grid says so), so a ply with no
+/// cell or a cell that is no ply costs a great deal; a blank cell inside the game is an
+/// unreadable ply.
+fn sheet_costs() -> crate::decode::Costs {
+    crate::decode::Costs {
+        missing: 15.0,
+        skip: 15.0,
+        skip_junk: 15.0,
+        ..Default::default()
     }
 }
 
@@ -261,8 +273,36 @@ fn recognize(gray: &image::GrayImage, scale: f32) -> Result<Recognized, SheetErr
     for f in model.run_cells(&images) {
         readings.push(CtcReading::new(Arc::new(f.map_err(SheetError::Model)?)));
     }
+    let mut inks = inks[..=last].to_vec();
+    let mut cells = cells;
+    // The game ends after the last written cell (ink that reads as something); a run of
+    // GAP_END unwritten cells ends it too, whatever specks come later.
+    let written: Vec<bool> = inks
+        .iter()
+        .zip(&readings)
+        .map(|(&i, r)| i >= INK_MIN && r.text.chars().any(|c| c.is_alphanumeric()))
+        .collect();
+    let mut end = 0;
+    let mut run = 0;
+    for (i, &w) in written.iter().enumerate() {
+        if w {
+            end = i + 1;
+            run = 0;
+        } else {
+            run += 1;
+            if run >= GAP_END {
+                break;
+            }
+        }
+    }
+    if end == 0 {
+        return Err(SheetError::Blank);
+    }
+    cells.truncate(end);
+    inks.truncate(end);
+    readings.truncate(end);
     Ok(Recognized {
-        inks: inks[..=last].to_vec(),
+        inks,
         layout: lay,
         cells,
         readings,
@@ -311,6 +351,7 @@ fn decode_best(
         let mut ctc = CtcScorer::new(lang);
         ctc.weight = cfg.ctc_weight;
         ctc.text_price = cfg.text_price.unwrap_or(f32::INFINITY);
+        ctc.ok_below = cfg.ok_below;
         let scorer = Joint(ctc);
         let (cost, game) = decode(items, &scorer, &cfg.decode, lang);
         if best.as_ref().is_none_or(|b| cost < b.0) {
