@@ -151,6 +151,8 @@ def main():
     ap.add_argument("--lang", choices=["tr", "en"], default="tr")
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--fonts", choices=["test", "train"], default="test")
+    ap.add_argument("--pairs", action="store_true",
+                    help="also write NAME.second.png: the opponent's copy (another hand, same form)")
     ap.add_argument("--games", default=os.path.join(REPO, "datasets", "games", "lichess_classical.pgn"))
     a = ap.parse_args()
     rng = random.Random(a.seed)
@@ -165,6 +167,10 @@ def main():
         img = scan(img, rng)
         stem = f"{a.lang}-{name}-{i:03d}"
         img.save(os.path.join(a.out, stem + ".png"))
+        if a.pairs:
+            img2, cells2 = draw_form(form, 2100, 2970, rng)
+            img2, _ = write_moves(img2, cells2, g, a.lang, fonts, rng)
+            scan(img2, rng).save(os.path.join(a.out, stem + ".second.png"))
         with open(os.path.join(a.out, stem + ".moves.txt"), "w", encoding="utf-8") as fh:
             for k in range(0, len(sans), 2):
                 fh.write(f"{k // 2 + 1}. {' '.join(sans[k:k + 2])}\n")

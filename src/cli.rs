@@ -164,6 +164,10 @@ pub struct SheetsEvalArgs {
     #[arg(long, hide = true, allow_hyphen_values = true)]
     pub text_price: Option<f32>,
 
+    /// Ignore the opponent's copies (`NAME.second.png|jpg`) and read each sheet alone.
+    #[arg(long)]
+    pub no_second: bool,
+
     /// Largest reading cost still marked `ok` (default: the pipeline's).
     #[arg(long, hide = true)]
     pub ok_below: Option<f32>,
@@ -481,6 +485,7 @@ fn eval_sheets(args: &SheetsEvalArgs) -> anyhow::Result<ExitCode> {
     if let Some(o) = args.ok_below {
         cfg.ok_below = o;
     }
+    cfg.pairs = !args.no_second;
     let report = hamle::eval::sheets::run(&args.dir, &cfg)?;
     let mut out = io::stdout().lock();
     if args.json {

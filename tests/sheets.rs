@@ -71,3 +71,19 @@ fn bundled_turkish_sample() {
         .iter()
         .all(|c| c.rect[2] > c.rect[0] && c.rect[3] > c.rect[1]));
 }
+
+/// Two copies decode together; with the same copy twice, the game is the one copy's game.
+#[test]
+fn second_copy_decodes_jointly() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/sheet-tr.jpg");
+    let one = sheet::read_file(&p, &SheetConfig::default()).unwrap();
+    let two = sheet::read_pair(&p, &p, &SheetConfig::default()).unwrap();
+    let moves = |r: &sheet::SheetReading| r.game.plies.iter().map(|p| p.mv).collect::<Vec<_>>();
+    assert_eq!(moves(&one), moves(&two));
+    assert_eq!(two.second_cells.len(), two.cells.len());
+    assert!(two
+        .game
+        .plies
+        .iter()
+        .all(|p| p.read.as_deref().is_some_and(|r| !r.contains(" / "))));
+}

@@ -3,7 +3,8 @@
 //!
 //! A ply is right when the decoded move is the labelled one at the same ply; plies the label
 //! has and the decoding lacks are wrong. A game is fully right when every labelled ply is right
-//! and nothing more was decoded. Sheets whose layout cannot be found count as read with no
+//! and nothing more was decoded. Where `NAME.second.png|jpg` (the opponent's copy of the same
+//! game) is there too, both are decoded together (unless the configuration says not to). Sheets whose layout cannot be found count as read with no
 //! plies (all wrong) and are listed.
 
 use std::path::{Path, PathBuf};
@@ -106,8 +107,16 @@ fn one(img: &Path, label: &Path, cfg: &SheetConfig) -> anyhow::Result<SheetOutco
         .and_then(|n| n.to_str())
         .unwrap_or_default()
         .to_string();
+    // The opponent's copy, when the folder has one (`NAME.second.png|jpg`).
+    let second = ["png", "jpg"]
+        .iter()
+        .map(|ext| img.with_extension(format!("second.{ext}")))
+        .find(|p| p.is_file() && cfg_pairs(cfg));
     let t0 = Instant::now();
-    let read = sheet::read_file(img, cfg);
+    let read = match &second {
+        Some(s) => sheet::read_pair(img, s, cfg),
+        None => sheet::read_file(img, cfg),
+    };
     let seconds = t0.elapsed().as_secs_f64();
     let mut o = SheetOutcome {
         name,
@@ -141,6 +150,10 @@ fn one(img: &Path, label: &Path, cfg: &SheetConfig) -> anyhow::Result<SheetOutco
         }
     }
     Ok(o)
+}
+
+fn cfg_pairs(cfg: &SheetConfig) -> bool {
+    cfg.pairs
 }
 
 fn report(outcomes: Vec<SheetOutcome>) -> SheetsReport {

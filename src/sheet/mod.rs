@@ -38,6 +38,8 @@ pub struct SheetConfig {
     pub text_price: Option<f32>,
     /// Largest cost of a cell's reading that still counts as `ok`.
     pub ok_below: f32,
+    /// `eval sheets`: read a sheet's `NAME.second` copy with it when there is one.
+    pub pairs: bool,
 }
 
 impl Default for SheetConfig {
@@ -51,6 +53,7 @@ impl Default for SheetConfig {
             ctc_weight: 0.5,
             text_price: Some(1.0),
             ok_below: 0.5,
+            pairs: true,
         }
     }
 }
