@@ -11,27 +11,11 @@ import os
 import numpy as np
 import onnxruntime as ort
 
-from cells_synth import ALPHABET
+from ctc_text import cer, collapse
 
 
 def greedy(logp):
-    best = logp.argmax(-1)
-    s, prev = [], 0
-    for k in best:
-        if k != prev and k != 0:
-            s.append(ALPHABET[k - 1])
-        prev = k
-    return "".join(s)
-
-
-def cer(a, b):
-    d = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        prev, d[0] = d[0], i
-        for j, cb in enumerate(b, 1):
-            cur = min(d[j] + 1, d[j - 1] + 1, prev + (ca != cb))
-            prev, d[j] = d[j], cur
-    return d[len(b)]
+    return collapse(logp.argmax(-1))
 
 
 def main():

@@ -25,6 +25,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cells_synth import ALPHABET, H, W  # noqa: E402
+from ctc_text import cer, collapse  # noqa: E402
 
 C = len(ALPHABET) + 1
 
@@ -63,26 +64,7 @@ def encode(label):
 
 def greedy(logp):
     """(T, B, C) → strings."""
-    best = logp.argmax(2).transpose(0, 1).cpu().numpy()
-    out = []
-    for row in best:
-        s, prev = [], 0
-        for k in row:
-            if k != prev and k != 0:
-                s.append(ALPHABET[k - 1])
-            prev = k
-        out.append("".join(s))
-    return out
-
-
-def cer(a, b):
-    d = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        prev, d[0] = d[0], i
-        for j, cb in enumerate(b, 1):
-            cur = min(d[j] + 1, d[j - 1] + 1, prev + (ca != cb))
-            prev, d[j] = d[j], cur
-    return d[len(b)]
+    return [collapse(row) for row in logp.argmax(2).transpose(0, 1).cpu().numpy()]
 
 
 def load(paths):

@@ -416,6 +416,11 @@ fn sheet(args: &SheetArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    finish(&mut out, failed)
+}
+
+/// Flushes the output; exit code 1 when some input failed.
+fn finish(out: &mut impl Write, failed: bool) -> anyhow::Result<ExitCode> {
     out.flush()?;
     Ok(if failed {
         ExitCode::from(EXIT_FAILED)
@@ -517,12 +522,7 @@ fn repair(cfg: &RepairConfig) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    out.flush()?;
-    Ok(if failed {
-        ExitCode::from(EXIT_FAILED)
-    } else {
-        ExitCode::SUCCESS
-    })
+    finish(&mut out, failed)
 }
 
 /// Reads one input and repairs every game in it.
