@@ -278,26 +278,8 @@ fn recognize(gray: &image::GrayImage, scale: f32) -> Result<Recognized, SheetErr
     }
     let mut inks = inks[..=last].to_vec();
     let mut cells = cells;
-    // The game ends after the last written cell (ink that reads as something); a run of
-    // GAP_END unwritten cells ends it too, whatever specks come later.
-    let written: Vec<bool> = inks
-        .iter()
-        .zip(&readings)
-        .map(|(&i, r)| i >= INK_MIN && r.text.chars().any(|c| c.is_alphanumeric()))
-        .collect();
-    let mut end = 0;
-    let mut run = 0;
-    for (i, &w) in written.iter().enumerate() {
-        if w {
-            end = i + 1;
-            run = 0;
-        } else {
-            run += 1;
-            if run >= GAP_END {
-                break;
-            }
-        }
-    }
+    let texts: Vec<&str> = readings.iter().map(|r| r.text.as_str()).collect();
+    let end = game_end(&inks, &texts);
     if end == 0 {
         return Err(SheetError::Blank);
     }
@@ -310,6 +292,26 @@ fn recognize(gray: &image::GrayImage, scale: f32) -> Result<Recognized, SheetErr
         cells,
         readings,
     })
+}
+
+/// How many cells the game fills: up to the last written cell (ink that reads as something),
+/// but no further than the first run of [`GAP_END`] unwritten cells, whatever specks come
+/// later. 0 when nothing is written.
+fn game_end(inks: &[f32], texts: &[&str]) -> usize {
+    let mut end = 0;
+    let mut run = 0;
+    for (&ink, t) in inks.iter().zip(texts) {
+        if ink >= INK_MIN && t.chars().any(|c| c.is_alphanumeric()) {
+            end += run + 1;
+            run = 0;
+        } else {
+            run += 1;
+            if run >= GAP_END {
+                break;
+            }
+        }
+    }
+    end
 }
 
 fn languages(cfg: &SheetConfig, texts: &[String]) -> Vec<&'static Lang> {
@@ -400,5 +402,32 @@ fn detect(texts: &[String]) -> Vec<&'static Lang> {
         vec![turkish(), english()]
     } else {
         vec![english(), turkish()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_game_ends_at_the_last_written_cell_or_a_long_gap() {
+        let w = 0.05;
+        // Written, written, blank inside the game, written, then blanks: 4 cells.
+        assert_eq!(
+            game_end(&[w, w, 0.0, w, 0.0, 0.0], &["e4", "e5", "", "Nc6", "", ""]),
+            4
+        );
+        // Ink that reads as nothing (a smudge) is not a move.
+        assert_eq!(game_end(&[w, w, w], &["e4", "e5", "-"]), 2);
+        // A speck far below the game does not extend it.
+        let inks = [w, w, 0.0, 0.0, 0.0, 0.0, w];
+        let texts = ["e4", "e5", "", "", "", "", "4"];
+        assert_eq!(game_end(&inks, &texts), 2);
+        assert_eq!(game_end(&[0.0, 0.0], &["", ""]), 0);
+        // Three blanks inside a game are kept (as unreadable plies).
+        assert_eq!(
+            game_end(&[w, 0.0, 0.0, 0.0, w], &["e4", "", "", "", "Nf3"]),
+            5
+        );
     }
 }
