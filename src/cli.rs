@@ -490,8 +490,7 @@ fn eval_sheets(args: &SheetsEvalArgs) -> anyhow::Result<ExitCode> {
     if let Some(o) = args.ok_below {
         cfg.ok_below = o;
     }
-    cfg.pairs = !args.no_second;
-    let report = hamle::eval::sheets::run(&args.dir, &cfg)?;
+    let report = hamle::eval::sheets::run(&args.dir, &cfg, !args.no_second)?;
     let mut out = io::stdout().lock();
     if args.json {
         let line = serde_json::to_string(&report)?;

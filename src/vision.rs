@@ -12,17 +12,12 @@ use imageproc::geometric_transformations::{rotate_about_center, Interpolation};
 pub enum VisionError {
     /// The file could not be read or decoded as an image.
     Decode(String),
-    /// The image is too small to hold what we look for.
-    TooSmall { width: u32, height: u32 },
 }
 
 impl std::fmt::Display for VisionError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             VisionError::Decode(e) => write!(f, "cannot decode the image: {e}"),
-            VisionError::TooSmall { width, height } => {
-                write!(f, "the image is too small ({width}×{height} pixels)")
-            }
         }
     }
 }
@@ -41,17 +36,32 @@ pub fn load_gray(path: &Path) -> Result<(GrayImage, f32), VisionError> {
         .map_err(|e| VisionError::Decode(format!("{}: {e}", path.display())))?
         .decode()
         .map_err(|e| VisionError::Decode(format!("{}: {e}", path.display())))?;
-    Ok(to_gray_scaled(&img))
+    Ok(if img.color().has_alpha() {
+        to_gray_scaled(&img)
+    } else {
+        // Owned and opaque: grey levels without another copy of a possibly huge page.
+        scaled(img.into_luma8())
+    })
 }
 
 /// Grey levels of a decoded image, alpha composited over white, scaled to [`MAX_SIDE`].
 pub fn to_gray_scaled(img: &DynamicImage) -> (GrayImage, f32) {
-    let la = img.to_luma_alpha8();
-    let mut g = GrayImage::new(la.width(), la.height());
-    for (o, p) in g.pixels_mut().zip(la.pixels()) {
-        let a = p[1] as u32;
-        o[0] = ((p[0] as u32 * a + 255 * (255 - a)) / 255) as u8;
-    }
+    let g = if img.color().has_alpha() {
+        let la = img.to_luma_alpha8();
+        let mut g = GrayImage::new(la.width(), la.height());
+        for (o, p) in g.pixels_mut().zip(la.pixels()) {
+            let a = p[1] as u32;
+            o[0] = ((p[0] as u32 * a + 255 * (255 - a)) / 255) as u8;
+        }
+        g
+    } else {
+        img.to_luma8()
+    };
+    scaled(g)
+}
+
+/// `g` scaled down so its longer side is at most [`MAX_SIDE`], and the scale applied.
+fn scaled(g: GrayImage) -> (GrayImage, f32) {
     let side = g.width().max(g.height());
     if side > MAX_SIDE {
         let s = MAX_SIDE as f32 / side as f32;

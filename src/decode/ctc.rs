@@ -7,8 +7,6 @@
 //! [`CtcScorer::weight`] (the network is over-confident). Spellings the list does not cover (`Ngf3` for `Nf3`, `ed` for
 //! `exd5`) are caught by the text scorer on the greedy reading, at a price.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use shakmaty::san::Suffix;
@@ -29,27 +27,6 @@ pub struct CtcReading {
     reference: f32,
     /// Frame probabilities (exp of the log-probabilities), for the graph forward pass.
     probs: Vec<f32>,
-    /// Cost per move (see [`shape_key`]), filled as the engine asks.
-    memo: RefCell<HashMap<u64, f32>>,
-}
-
-/// What a move's cost depends on: piece, squares, disambiguation, promotion, suffix.
-fn shape_key(s: &Shape) -> u64 {
-    let suffix = match s.suffix {
-        None => 0u64,
-        Some(Suffix::Check) => 1,
-        Some(Suffix::Checkmate) => 2,
-    };
-    (s.role as u64)
-        | (s.from as u64) << 3
-        | (s.to as u64) << 9
-        | (s.promotion.map_or(0, |r| r as u64)) << 15
-        | suffix << 18
-        | (s.capture as u64) << 20
-        | (s.need_file as u64) << 21
-        | (s.need_rank as u64) << 22
-        | (s.en_passant as u64) << 23
-        | (s.castle.map_or(0, |c| c as u64 + 1)) << 24
 }
 
 impl CtcReading {
@@ -62,15 +39,6 @@ impl CtcReading {
             text,
             reference,
             probs,
-            memo: RefCell::new(HashMap::new()),
-        }
-    }
-
-    /// CTC log-likelihood of a text (−∞ for characters outside the alphabet).
-    pub fn logp(&self, text: &str) -> f32 {
-        match encode(text) {
-            Some(labels) => ctc_logp(&self.frames, &labels),
-            None => f32::NEG_INFINITY,
         }
     }
 }
@@ -345,8 +313,6 @@ pub struct CtcScorer {
     /// Largest cost still read as `ok` (see [`Scorer::ok_below`]).
     pub ok_below: f32,
     text: TextScorer,
-    /// Tells this scorer's entries in a reading's memo from another language's.
-    tag: u64,
 }
 
 impl CtcScorer {
@@ -357,11 +323,6 @@ impl CtcScorer {
             text_price: 1.0,
             ok_below: 1.0,
             text: TextScorer::new(lang),
-            tag: (crate::notation::LANGS
-                .iter()
-                .position(|l| std::ptr::eq(l, lang))
-                .unwrap_or(63) as u64)
-                << 32,
         }
     }
 }
@@ -386,13 +347,7 @@ impl Scorer for CtcScorer {
     type Reading = CtcReading;
 
     fn cost(&self, r: &CtcReading, shape: &Shape) -> f32 {
-        let key = shape_key(shape) | self.tag;
-        if let Some(&c) = r.memo.borrow().get(&key) {
-            return c;
-        }
-        let c = self.cost_uncached(r, shape);
-        r.memo.borrow_mut().insert(key, c);
-        c
+        self.cost_uncached(r, shape)
     }
 
     fn ok_below(&self) -> f32 {

@@ -4,7 +4,7 @@
 //! A ply is right when the decoded move is the labelled one at the same ply; plies the label
 //! has and the decoding lacks are wrong. A game is fully right when every labelled ply is right
 //! and nothing more was decoded. Where `NAME.second.png|jpg` (the opponent's copy of the same
-//! game) is there too, both are decoded together (unless the configuration says not to). Sheets whose layout cannot be found count as read with no
+//! game) is there too, both are decoded together (unless `pairs` is off). Sheets whose layout cannot be found count as read with no
 //! plies (all wrong) and are listed.
 
 use std::path::{Path, PathBuf};
@@ -80,24 +80,25 @@ pub fn labelled(dir: &Path) -> anyhow::Result<Vec<(PathBuf, PathBuf)>> {
     Ok(out)
 }
 
-/// Reads the sheets of `dir` and compares them with their labels.
-pub fn run(dir: &Path, cfg: &SheetConfig) -> anyhow::Result<SheetsReport> {
-    let pairs = labelled(dir)?;
-    if pairs.is_empty() {
+/// Reads the sheets of `dir` and compares them with their labels; with `pairs`, a sheet's
+/// `NAME.second` copy is read together with it.
+pub fn run(dir: &Path, cfg: &SheetConfig, pairs: bool) -> anyhow::Result<SheetsReport> {
+    let sheets = labelled(dir)?;
+    if sheets.is_empty() {
         anyhow::bail!(
             "no labelled sheets in {} (NAME.png or NAME.jpg beside NAME.moves.txt)",
             dir.display()
         );
     }
     // One sheet per worker; cells inside a sheet also run on rayon.
-    let outcomes: Vec<SheetOutcome> = pairs
+    let outcomes: Vec<SheetOutcome> = sheets
         .par_iter()
-        .map(|(img, label)| one(img, label, cfg))
+        .map(|(img, label)| one(img, label, cfg, pairs))
         .collect::<anyhow::Result<_>>()?;
     Ok(report(outcomes))
 }
 
-fn one(img: &Path, label: &Path, cfg: &SheetConfig) -> anyhow::Result<SheetOutcome> {
+fn one(img: &Path, label: &Path, cfg: &SheetConfig, pairs: bool) -> anyhow::Result<SheetOutcome> {
     let text =
         std::fs::read_to_string(label).with_context(|| format!("reading {}", label.display()))?;
     let (games, _) = super::repair::read_labels(&text, &label.display().to_string());
@@ -111,7 +112,7 @@ fn one(img: &Path, label: &Path, cfg: &SheetConfig) -> anyhow::Result<SheetOutco
     let second = ["png", "jpg"]
         .iter()
         .map(|ext| img.with_extension(format!("second.{ext}")))
-        .find(|p| p.is_file() && cfg_pairs(cfg));
+        .find(|p| pairs && p.is_file());
     let t0 = Instant::now();
     let read = match &second {
         Some(s) => sheet::read_pair(img, s, cfg),
@@ -150,10 +151,6 @@ fn one(img: &Path, label: &Path, cfg: &SheetConfig) -> anyhow::Result<SheetOutco
         }
     }
     Ok(o)
-}
-
-fn cfg_pairs(cfg: &SheetConfig) -> bool {
-    cfg.pairs
 }
 
 fn report(outcomes: Vec<SheetOutcome>) -> SheetsReport {

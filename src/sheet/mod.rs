@@ -38,8 +38,6 @@ pub struct SheetConfig {
     pub text_price: Option<f32>,
     /// Largest cost of a cell's reading that still counts as `ok`.
     pub ok_below: f32,
-    /// `eval sheets`: read a sheet's `NAME.second` copy with it when there is one.
-    pub pairs: bool,
 }
 
 impl Default for SheetConfig {
@@ -53,7 +51,6 @@ impl Default for SheetConfig {
             ctc_weight: 0.5,
             text_price: Some(1.0),
             ok_below: 0.5,
-            pairs: true,
         }
     }
 }
@@ -140,23 +137,12 @@ pub fn read_gray(
 ) -> Result<SheetReading, SheetError> {
     let t0 = Instant::now();
     let rec = recognize(gray, scale)?;
-    let texts: Vec<String> = rec.readings.iter().map(|r| r.text.clone()).collect();
-    let langs = languages(cfg, &texts);
     let items = items_of(
         &rec.cells,
         rec.readings.iter().map(|r| vec![r.clone()]).collect(),
     );
-    let game = decode_best(&items, &langs, cfg)?;
-    Ok(SheetReading {
-        game,
-        cells: rec.cell_reads(&texts),
-        second_cells: Vec::new(),
-        skew: rec.layout.skew,
-        blocks: rec.layout.blocks,
-        rows: rec.layout.rows,
-        turned: rec.layout.turned,
-        seconds: t0.elapsed().as_secs_f32(),
-    })
+    let game = decode_best(&items, &languages(cfg, &[&rec]), cfg)?;
+    Ok(rec.reading(game, None, t0))
 }
 
 /// Reads the two copies of one game (each player keeps a scoresheet) and decodes them
@@ -172,59 +158,28 @@ pub fn read_pair(
     let (g2, s2) = vision::load_gray(second).map_err(SheetError::Image)?;
     let a = recognize(&g1, s1)?;
     let b = match recognize(&g2, s2) {
-        Ok(b) => b,
+        Ok(b) => Some(b),
         // A blank second copy adds nothing; the first alone decides.
-        Err(SheetError::Blank) => return read_gray(&g1, s1, cfg),
+        Err(SheetError::Blank) => None,
         Err(e) => return Err(e),
     };
-    let n = a.cells.len().max(b.cells.len());
-    let key = |c: &layout::PageCell| (c.number, c.side == Side::Black);
-    // Cells in move order, from whichever copy has them.
-    let mut cells = Vec::with_capacity(n);
-    let mut readings = Vec::with_capacity(n);
-    for i in 0..n {
-        let (ca, cb) = (a.cells.get(i), b.cells.get(i));
-        let c = match (ca, cb) {
-            (Some(c), _) | (None, Some(c)) => *c,
-            (None, None) => break,
-        };
-        let mut rs = Vec::with_capacity(2);
-        if let Some(r) = ca
-            .filter(|x| key(x) == key(&c))
-            .and_then(|_| a.readings.get(i))
-        {
-            rs.push(r.clone());
-        }
-        if let Some(r) = cb
-            .filter(|x| key(x) == key(&c))
-            .and_then(|_| b.readings.get(i))
-        {
-            rs.push(r.clone());
-        }
-        cells.push(c);
-        readings.push(rs);
-    }
-    let texts: Vec<String> = a
-        .readings
-        .iter()
-        .chain(&b.readings)
-        .map(|r| r.text.clone())
+    let recs: Vec<&Recognized> = std::iter::once(&a).chain(b.as_ref()).collect();
+    // Both grids hold the moves in order from 1 White, so cell i is ply i + 1 on each copy;
+    // the longer copy gives the cells.
+    let longest = b
+        .as_ref()
+        .filter(|b| b.cells.len() > a.cells.len())
+        .unwrap_or(&a);
+    let readings = (0..longest.cells.len())
+        .map(|i| {
+            recs.iter()
+                .filter_map(|r| r.readings.get(i).cloned())
+                .collect()
+        })
         .collect();
-    let langs = languages(cfg, &texts);
-    let items = items_of(&cells, readings);
-    let game = decode_best(&items, &langs, cfg)?;
-    let ta: Vec<String> = a.readings.iter().map(|r| r.text.clone()).collect();
-    let tb: Vec<String> = b.readings.iter().map(|r| r.text.clone()).collect();
-    Ok(SheetReading {
-        game,
-        cells: a.cell_reads(&ta),
-        second_cells: b.cell_reads(&tb),
-        skew: a.layout.skew,
-        blocks: a.layout.blocks,
-        rows: a.layout.rows,
-        turned: a.layout.turned,
-        seconds: t0.elapsed().as_secs_f32(),
-    })
+    let items = items_of(&longest.cells, readings);
+    let game = decode_best(&items, &languages(cfg, &recs), cfg)?;
+    Ok(a.reading(game, b.as_ref(), t0))
 }
 
 /// A page's grid, its written cells and their recognized frames.
@@ -237,13 +192,14 @@ struct Recognized {
 }
 
 impl Recognized {
-    fn cell_reads(&self, texts: &[String]) -> Vec<CellRead> {
+    /// Each used cell, with its box in the image as given and what the recognizer read.
+    fn cell_reads(&self) -> Vec<CellRead> {
         self.cells
             .iter()
             .zip(&self.inks)
-            .zip(texts)
+            .zip(&self.readings)
             .enumerate()
-            .map(|(i, ((c, &ink), t))| CellRead {
+            .map(|(i, ((c, &ink), r))| CellRead {
                 ply: i as u32 + 1,
                 number: c.number,
                 side: c.side,
@@ -252,10 +208,24 @@ impl Recognized {
                     .original_box(c)
                     .rect
                     .map(|v| (v * 10.0).round() / 10.0),
-                read: t.to_string(),
+                read: r.text.clone(),
                 ink: (ink * 1000.0).round() / 1000.0,
             })
             .collect()
+    }
+
+    /// The sheet's result: the decoded game, this copy's cells (and the second copy's).
+    fn reading(&self, game: Game, second: Option<&Recognized>, t0: Instant) -> SheetReading {
+        SheetReading {
+            game,
+            cells: self.cell_reads(),
+            second_cells: second.map(Recognized::cell_reads).unwrap_or_default(),
+            skew: self.layout.skew,
+            blocks: self.layout.blocks,
+            rows: self.layout.rows,
+            turned: self.layout.turned,
+            seconds: t0.elapsed().as_secs_f32(),
+        }
     }
 }
 
@@ -266,7 +236,8 @@ fn recognize(gray: &image::GrayImage, scale: f32) -> Result<Recognized, SheetErr
     let Some(last) = inks.iter().rposition(|&i| i >= INK_MIN) else {
         return Err(SheetError::Blank);
     };
-    let cells = lay.cells[..=last].to_vec();
+    let mut cells = lay.cells[..=last].to_vec();
+    let mut inks = inks[..=last].to_vec();
     let images: Vec<image::GrayImage> = cells
         .iter()
         .map(|c| lay.cell_image(c, CELL_W, CELL_H))
@@ -276,8 +247,6 @@ fn recognize(gray: &image::GrayImage, scale: f32) -> Result<Recognized, SheetErr
     for f in model.run_cells(&images) {
         readings.push(CtcReading::new(Arc::new(f.map_err(SheetError::Model)?)));
     }
-    let mut inks = inks[..=last].to_vec();
-    let mut cells = cells;
     let texts: Vec<&str> = readings.iter().map(|r| r.text.as_str()).collect();
     let end = game_end(&inks, &texts);
     if end == 0 {
@@ -314,10 +283,15 @@ fn game_end(inks: &[f32], texts: &[&str]) -> usize {
     end
 }
 
-fn languages(cfg: &SheetConfig, texts: &[String]) -> Vec<&'static Lang> {
+/// The language given, or the likely ones from what was read on the copies.
+fn languages(cfg: &SheetConfig, recs: &[&Recognized]) -> Vec<&'static Lang> {
     match cfg.decode.lang {
         Some(l) => vec![l],
-        None => detect(texts),
+        None => detect(
+            recs.iter()
+                .flat_map(|r| &r.readings)
+                .map(|r| r.text.as_str()),
+        ),
     }
 }
 
@@ -385,7 +359,7 @@ pub fn cell_images(path: &Path) -> Result<Vec<(CellBox, image::GrayImage, f32)>,
 }
 
 /// Turkish or English, from the piece letters read (both when unclear, likelier first).
-fn detect(texts: &[String]) -> Vec<&'static Lang> {
+fn detect<'a>(texts: impl Iterator<Item = &'a str>) -> Vec<&'static Lang> {
     let (mut tr, mut en) = (0, 0);
     for t in texts {
         match t.chars().next() {
