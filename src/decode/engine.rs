@@ -298,6 +298,18 @@ pub fn search_forced<S: Scorer>(
     start: &Chess,
     forced: &HashMap<u32, Move>,
 ) -> Search {
+    run(items, scorer, costs, beam, start, forced, None)
+}
+
+fn run<S: Scorer>(
+    items: &[Item<S::Reading>],
+    scorer: &S,
+    costs: &Costs,
+    beam: usize,
+    start: &Chess,
+    forced: &HashMap<u32, Move>,
+    trace: Option<&mut Trace>,
+) -> Search {
     let n = items.len();
     let mut e = Engine {
         items,
@@ -328,7 +340,43 @@ pub fn search_forced<S: Scorer>(
         let next = e.materialize(i + 1);
         e.states.push(next);
     }
+    if let Some(t) = trace {
+        *t = e
+            .states
+            .iter()
+            .map(|b| {
+                b.iter()
+                    .map(|s| {
+                        (
+                            s.pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0,
+                            s.ply,
+                            s.pending.len(),
+                            s.cost,
+                        )
+                    })
+                    .collect()
+            })
+            .collect();
+    }
     e.finish()
+}
+
+/// Per item, the beam's states as (position hash, plies played, plies pending, cost).
+pub type Trace = Vec<Vec<(u64, u32, usize, f32)>>;
+
+/// [`search_forced`], also returning the beam after each item (for diagnostics).
+#[doc(hidden)]
+pub fn search_traced<S: Scorer>(
+    items: &[Item<S::Reading>],
+    scorer: &S,
+    costs: &Costs,
+    beam: usize,
+    start: &Chess,
+    forced: &HashMap<u32, Move>,
+) -> (Search, Trace) {
+    let mut t = Vec::new();
+    let s = run(items, scorer, costs, beam, start, forced, Some(&mut t));
+    (s, t)
 }
 
 impl<S: Scorer> Engine<'_, S> {

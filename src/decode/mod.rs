@@ -132,6 +132,37 @@ pub struct Costs {
     pub hidden_confidence: f32,
 }
 
+impl Costs {
+    /// Sets one numeric cost by its field name (for tuning from the command line).
+    pub fn set(&mut self, name: &str, value: f32) -> Result<(), String> {
+        let count = || value.max(0.0).round() as usize;
+        match name {
+            "missing" => self.missing = value,
+            "skip" => self.skip = value,
+            "skip_junk" => self.skip_junk = value,
+            "illegal" => self.illegal = value,
+            "unreadable" => self.unreadable = value,
+            "merge" => self.merge = value,
+            "split" => self.split = value,
+            "number_mismatch" => self.number_mismatch = value,
+            "reach" => self.reach = value,
+            "direct_reach" => self.direct_reach = value,
+            "prior_weight" => self.prior_weight = value,
+            "hidden_prior_weight" => self.hidden_prior_weight = value,
+            "prune" => self.prune = value,
+            "gate" => self.gate = value,
+            "gate_skip" => self.gate_skip = value,
+            "max_children" => self.max_children = count(),
+            "max_hidden_children" => self.max_hidden_children = count(),
+            "max_pending" => self.max_pending = count(),
+            "recovery_margin" => self.recovery_margin = value,
+            "max_lookahead" => self.max_lookahead = count(),
+            _ => return Err(format!("no decoder cost named `{name}`")),
+        }
+        Ok(())
+    }
+}
+
 impl Default for Costs {
     fn default() -> Self {
         Costs {
@@ -157,7 +188,7 @@ impl Default for Costs {
             max_children: 4,
             max_hidden_children: 8,
             max_pending: 2,
-            recovery_margin: 2.0,
+            recovery_margin: 6.0,
             hidden_text_weight: 0.5,
             hidden_text_cap: 5.0,
             max_lookahead: 64,
@@ -378,23 +409,7 @@ pub fn repair_text(text: &str, cfg: &DecodeConfig) -> Result<Vec<Game>, RepairEr
 
 /// Repairs one lexed game.
 pub fn repair_lexed(g: LexedGame, cfg: &DecodeConfig) -> Game {
-    let items: Vec<Item<TextReading>> = g
-        .tokens
-        .iter()
-        .map(|t| match &t.kind {
-            TokenKind::Move {
-                text, draw_offer, ..
-            } => Item::Move {
-                reading: TextReading::plain(text),
-                draw_offer: *draw_offer,
-            },
-            TokenKind::Number { digits, black } => Item::Number {
-                digits: digits.clone(),
-                black: *black,
-            },
-            TokenKind::Result(r) => Item::Result(*r),
-        })
-        .collect();
+    let items = text_items(&g);
     let langs: Vec<&'static Lang> = match cfg.lang {
         Some(l) => vec![l],
         None => detect_langs(&items),
@@ -410,6 +425,83 @@ pub fn repair_lexed(g: LexedGame, cfg: &DecodeConfig) -> Game {
     }
     best.map(|b| b.1)
         .unwrap_or_else(|| empty_game(crate::notation::turkish()))
+}
+
+/// For evaluation: how the search fared on `text` (read in `lang`) against the true
+/// moves. Returns the cost of the best path found, the cost of the best path that plays
+/// exactly `truth` (lower than the first: the beam lost the truth — a search error, not
+/// a model error) and, in that case, where the truth's best hypothesis left the beam.
+#[doc(hidden)]
+pub fn search_vs_truth(
+    text: &str,
+    cfg: &DecodeConfig,
+    lang: &'static Lang,
+    truth: &[shakmaty::Move],
+) -> Option<(f32, f32, Option<String>)> {
+    let g = lex(text).into_iter().next()?;
+    let items = text_items(&g);
+    let scorer = TextScorer::new(lang);
+    let start = Chess::default();
+    let none = std::collections::HashMap::new();
+    let (found, beams) =
+        engine::search_traced(&items, &scorer, &cfg.costs, cfg.beam, &start, &none);
+    let forced: std::collections::HashMap<u32, shakmaty::Move> = truth
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (i as u32, *m))
+        .collect();
+    let (true_path, true_beams) =
+        engine::search_traced(&items, &scorer, &cfg.costs, cfg.beam, &start, &forced);
+    let true_cost = true_path
+        .paths
+        .iter()
+        .filter(|p| p.plies.len() == truth.len())
+        .map(|p| p.cost)
+        .fold(f32::INFINITY, f32::min);
+    let found_cost = found.paths.first()?.cost;
+    let lost = (true_cost < found_cost).then(|| {
+        beams.iter().zip(&true_beams).enumerate().find_map(|(i, (b, t))| {
+            let tb = t.first()?;
+            if b.iter().any(|s| (s.0, s.1, s.2) == (tb.0, tb.1, tb.2)) {
+                return None;
+            }
+            let text = match items.get(i.checked_sub(1)?)? {
+                Item::Move { reading, .. } => scorer.text(reading),
+                Item::Number { digits, .. } => format!("{digits}."),
+                Item::Result(r) => r.as_pgn().to_string(),
+            };
+            let cheaper = b.iter().filter(|s| s.3 <= tb.3).count();
+            Some(format!(
+                "after item {i} `{text}`: the truth (ply {}, {} pending) costs {:.2}; the beam holds {} states, {cheaper} of them cheaper, best {:.2}",
+                tb.1,
+                tb.2,
+                tb.3,
+                b.len(),
+                b.first().map_or(f32::NAN, |s| s.3),
+            ))
+        })
+    });
+    Some((found_cost, true_cost, lost.flatten()))
+}
+
+/// The engine's input items for a lexed game.
+fn text_items(g: &LexedGame) -> Vec<Item<TextReading>> {
+    g.tokens
+        .iter()
+        .map(|t| match &t.kind {
+            TokenKind::Move {
+                text, draw_offer, ..
+            } => Item::Move {
+                reading: TextReading::plain(text),
+                draw_offer: *draw_offer,
+            },
+            TokenKind::Number { digits, black } => Item::Number {
+                digits: digits.clone(),
+                black: *black,
+            },
+            TokenKind::Result(r) => Item::Result(*r),
+        })
+        .collect()
 }
 
 fn empty_game(lang: &'static Lang) -> Game {

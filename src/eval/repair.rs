@@ -21,7 +21,9 @@
 //! timings are wall-clock per `repair_text` call under that load (set it to 1 for an
 //! unloaded machine).
 //!
-//! This module reads files and measures; it never prints (the CLI prints the report).
+//! This module reads files and measures; the CLI prints the report. The one exception is a
+//! diagnostic: with `HAMLE_EVAL_DUMP` set, every game with a wrong ply goes to stderr with
+//! its noisy text, the wrong plies, and whether the beam lost the true path (and where).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -60,6 +62,10 @@ pub struct RepairEvalOptions {
     /// Decode with raw (uncalibrated) confidences and fit the per-status calibration on
     /// them; the report then carries the fitted pairs.
     pub fit_calibration: bool,
+    /// Beam width of the decoder (its default when `None`).
+    pub beam: Option<usize>,
+    /// Decoder costs to override (`Costs::set` names), for tuning.
+    pub costs: Vec<(String, f32)>,
 }
 
 impl Default for RepairEvalOptions {
@@ -72,6 +78,8 @@ impl Default for RepairEvalOptions {
             games: None,
             auto_lang: false,
             fit_calibration: false,
+            beam: None,
+            costs: Vec::new(),
         }
     }
 }
@@ -298,7 +306,17 @@ pub fn run(opts: &RepairEvalOptions) -> anyhow::Result<RepairEvalReport> {
         .filter(|&n| n > 0)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .min(jobs.len().max(1));
-    let outcomes = run_jobs(&jobs, &truths, &configs, opts, threads)?;
+    let mut base = DecodeConfig::default();
+    if opts.fit_calibration {
+        base.costs.calibration = DecodeCalibration::identity();
+    }
+    if let Some(b) = opts.beam {
+        base.beam = b.max(1);
+    }
+    for (name, value) in &opts.costs {
+        base.costs.set(name, *value).map_err(anyhow::Error::msg)?;
+    }
+    let outcomes = run_jobs(&jobs, &truths, &configs, opts, &base, threads)?;
 
     let calibration = opts.fit_calibration.then(|| {
         let samples: Vec<(Status, f32, bool)> = jobs
@@ -541,6 +559,7 @@ fn run_jobs(
     truths: &[Truth],
     configs: &[NoiseConfig],
     opts: &RepairEvalOptions,
+    base: &DecodeConfig,
     threads: usize,
 ) -> anyhow::Result<Vec<Outcome>> {
     let next = AtomicUsize::new(0);
@@ -562,14 +581,7 @@ fn run_jobs(
                     else {
                         continue;
                     };
-                    let o = evaluate(
-                        truth,
-                        cfg,
-                        opts.noise[job.level],
-                        opts.seed,
-                        job.auto,
-                        opts.fit_calibration,
-                    );
+                    let o = evaluate(truth, cfg, opts.noise[job.level], opts.seed, job.auto, base);
                     if matches!(o.decoded, Decoded::Panicked) {
                         let p = panics.fetch_add(1, Ordering::Relaxed) + 1;
                         if p >= PANICS_BEFORE_GIVING_UP && successes.load(Ordering::Relaxed) == 0 {
@@ -613,7 +625,7 @@ fn evaluate(
     level: f32,
     seed: u64,
     auto: bool,
-    raw: bool,
+    base: &DecodeConfig,
 ) -> Outcome {
     let text = MoveText::render(&Chess::default(), &truth.moves, turkish(), truth.result)
         .unwrap_or_else(|_| MoveText {
@@ -627,20 +639,22 @@ fn evaluate(
         truth.index as u64,
     ]));
     let noisy = corrupt(&text, cfg, &mut rng);
-    let mut dcfg = DecodeConfig {
+    let dcfg = DecodeConfig {
         lang: if auto { None } else { Some(turkish()) },
-        ..Default::default()
+        ..base.clone()
     };
-    if raw {
-        dcfg.costs.calibration = DecodeCalibration::identity();
-    }
     let t0 = Instant::now();
     let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         repair_text(&noisy.text, &dcfg)
     }));
     let ms = t0.elapsed().as_secs_f64() * 1000.0;
     let (decoded, ms) = match got {
-        Ok(Ok(games)) => (compare(&truth.moves, &games), Some(ms)),
+        Ok(Ok(games)) => {
+            if std::env::var_os("HAMLE_EVAL_DUMP").is_some() {
+                dump_errors(truth, &noisy.text, &games, level, &dcfg);
+            }
+            (compare(&truth.moves, &games), Some(ms))
+        }
         Ok(Err(_)) => (Decoded::Failed, Some(ms)),
         Err(_) => (Decoded::Panicked, None),
     };
@@ -652,6 +666,53 @@ fn evaluate(
         dropped: noisy.dropped,
         decoded,
         ms,
+    }
+}
+
+/// With `HAMLE_EVAL_DUMP` set, prints each game with a wrong ply to stderr: the noisy
+/// text, the true moves, per wrong ply what was decided and the text it was read from,
+/// and whether the beam lost the true path (a search error) and where.
+fn dump_errors(truth: &Truth, noisy: &str, games: &[Game], level: f32, dcfg: &DecodeConfig) {
+    use shakmaty::san::SanPlus;
+    let Some(g) = games.first() else { return };
+    let mut pos = Chess::default();
+    let mut lines = Vec::new();
+    let mut sans = Vec::new();
+    for (i, t) in truth.moves.iter().enumerate() {
+        let want = SanPlus::from_move(pos.clone(), *t).to_string();
+        sans.push(want.clone());
+        match g.plies.get(i) {
+            Some(p) if p.mv.as_ref() == Some(t) => {}
+            Some(p) => lines.push(format!(
+                "  ply {:>3} want {:<8} got {:<8} {:?} conf {:.2} read {:?}",
+                i + 1,
+                want,
+                p.san.as_ref().map(|s| s.to_string()).unwrap_or_default(),
+                p.status,
+                p.confidence,
+                p.read.as_deref().unwrap_or("")
+            )),
+            None => lines.push(format!("  ply {:>3} want {want:<8} (no ply)", i + 1)),
+        }
+        pos.play_unchecked(*t);
+    }
+    if !lines.is_empty() {
+        let (found, true_cost, lost) =
+            crate::decode::search_vs_truth(noisy, dcfg, turkish(), &truth.moves).unwrap_or((
+                f32::NAN,
+                f32::NAN,
+                None,
+            ));
+        eprintln!(
+            "== {} #{} noise {level}: search cost {found:.2}, the true moves' {true_cost:.2}\n{noisy}\nTRUTH {}\n{}",
+            truth.source,
+            truth.index,
+            sans.join(" "),
+            lines.join("\n")
+        );
+        if let Some(l) = lost {
+            eprintln!("  search error: {l}");
+        }
     }
 }
 
@@ -1313,5 +1374,24 @@ mod tests {
         assert!(run(&o).is_err());
         o.noise = vec![1.5];
         assert!(run(&o).is_err());
+    }
+
+    #[test]
+    fn an_unknown_cost_name_is_an_error() {
+        let dir = std::env::temp_dir().join(format!("hamle-eval-costs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pgn = dir.join("g.pgn");
+        std::fs::write(&pgn, "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 1-0\n").unwrap();
+        let mut o = RepairEvalOptions {
+            paths: vec![pgn],
+            noise: vec![0.05],
+            ..Default::default()
+        };
+        o.costs = vec![("recovery_margin".into(), 3.0)];
+        assert!(run(&o).is_ok());
+        o.costs = vec![("no_such_cost".into(), 3.0)];
+        let e = run(&o).unwrap_err().to_string();
+        assert!(e.contains("no_such_cost"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

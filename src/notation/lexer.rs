@@ -283,7 +283,8 @@ fn lex_word(text: &str, s: usize, e: usize, cur: &mut LexedGame, games: &mut Vec
     // Leading move number: `12.`, `12...`, `12.e4`, `12...Af6`, `12…`.
     let digits: String = w.chars().take_while(|c| c.is_ascii_digit()).collect();
     let after = &w[digits.len()..];
-    if !digits.is_empty() {
+    // Move numbers never start with 0: `00`, `000` are castling.
+    if !digits.is_empty() && !digits.starts_with('0') {
         let dots = after
             .chars()
             .take_while(|&c| c == '.' || c == '…')
@@ -306,7 +307,45 @@ fn lex_word(text: &str, s: usize, e: usize, cur: &mut LexedGame, games: &mut Vec
             return;
         }
     }
+    // A move with the next move number glued to it (`Af610.`, `Fxf2+4.`, `a620...`).
+    if let Some((mv, digits, black)) = glued_number(&w) {
+        push_move(cur, games, mv, s..e);
+        push(cur, games, TokenKind::Number { digits, black }, s..e);
+        return;
+    }
     push_move(cur, games, &w, s..e);
+}
+
+/// `Af610.` → (`Af6`, `10`, White): a move, then a move number with its dots, written
+/// without the space between them. The square's rank takes the first digit after a
+/// file letter; the rest (1–3 digits, not starting with 0) is the number.
+fn glued_number(w: &str) -> Option<(&str, String, bool)> {
+    let body = w.trim_end_matches(['.', '…']);
+    let dots = &w[body.len()..];
+    if dots.is_empty() {
+        return None;
+    }
+    let head = body.trim_end_matches(|c: char| c.is_ascii_digit());
+    let tail = &body[head.len()..];
+    let last = head.chars().last()?;
+    let number = if ('a'..='h').contains(&last) {
+        tail.get(1..)?
+    } else if matches!(last, '+' | '#') || (last.is_alphabetic() && head.chars().count() >= 3) {
+        // `Fxf2+4.`, a promotion `g8V12.`
+        tail
+    } else {
+        return None;
+    };
+    // (Number 1 would start a new game: never read it off the end of a move.)
+    if number.is_empty() || number.len() > 3 || number.starts_with('0') || number == "1" {
+        return None;
+    }
+    let mv = &body[..body.len() - number.len()];
+    if !mv.chars().any(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let black = dots.chars().count() >= 2 || dots.contains('…');
+    Some((mv, number.to_string(), black))
 }
 
 /// The digit a look-alike character is most often misread from.
@@ -491,6 +530,29 @@ mod tests {
         // A move with a dot after it is not a number.
         assert_eq!(kinds("e4."), vec![mv("e4.")]);
         assert_eq!(kinds("Af3."), vec![mv("Af3.")]);
+    }
+
+    #[test]
+    fn glued_move_numbers_are_split_off() {
+        assert_eq!(
+            kinds("Af610. f3"),
+            vec![mv("Af6"), num("10", false), mv("f3")]
+        );
+        assert_eq!(kinds("a620..."), vec![mv("a6"), num("20", true)]);
+        assert_eq!(kinds("Fxf2+4."), vec![mv("Fxf2+"), num("4", false)]);
+        assert_eq!(kinds("g8V12."), vec![mv("g8V"), num("12", false)]);
+        // Not a glued number: a dot after a move, castling, a lone number.
+        assert_eq!(kinds("e4."), vec![mv("e4.")]);
+        assert_eq!(kinds("Ae40."), vec![mv("Ae40.")]);
+        assert_eq!(kinds("12."), vec![num("12", false)]);
+    }
+
+    #[test]
+    fn zero_led_digits_are_castling_not_numbers() {
+        assert_eq!(
+            kinds("11. 00 000"),
+            vec![num("11", false), mv("00"), mv("000")]
+        );
     }
 
     #[test]
