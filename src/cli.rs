@@ -7,9 +7,9 @@
 //! the pipeline itself lives in the library (`hamle::input`, `hamle::decode`,
 //! `hamle::output`). `anyhow` is used here and nowhere in the library.
 //!
-//! Commands: `repair` and `eval repair` (over `hamle::eval::run`) work;
-//! `read`, `sheet`, `board`, `batch`, `eval sheets` and `eval boards` are defined (so the
-//! names of DESIGN.md's contract exist) and answer "not implemented yet" with exit code 2.
+//! Commands: `repair`, `sheet`, `board` and their `eval` reports work; `read` and `batch`
+//! are defined (so the names of DESIGN.md's contract exist) and answer "not implemented yet"
+//! with exit code 2.
 //!
 //! Exit codes: 0 every input read; 1 some input failed (each failure on stderr as
 //! `hamle: NAME: message`, the other inputs still written); 2 usage error or a command
@@ -59,8 +59,8 @@ pub enum Command {
     Read(PendingArgs),
     /// Scoresheet images (photos or scans) → the games written on them.
     Sheet(SheetArgs),
-    /// Board image → FEN (not implemented yet).
-    Board(PendingArgs),
+    /// Board images (diagrams, screenshots, photos of screens and pages) → the position as FEN.
+    Board(BoardArgs),
     /// Many files or PDFs, in parallel, resumable (not implemented yet).
     Batch(PendingArgs),
 }
@@ -72,8 +72,8 @@ pub enum EvalCommand {
     Repair(RepairEvalArgs),
     /// Scoresheet accuracy on a labelled folder (`NAME.png|jpg` beside `NAME.moves.txt`).
     Sheets(SheetsEvalArgs),
-    /// Board accuracy on a labelled folder (not implemented yet).
-    Boards(PendingArgs),
+    /// Board accuracy on a labelled folder (`NAME.png|jpg` beside `NAME.fen`).
+    Boards(BoardsEvalArgs),
 }
 
 /// Whatever a command that does not exist yet was given.
@@ -173,6 +173,78 @@ pub struct SheetsEvalArgs {
     pub ok_below: Option<f32>,
 }
 
+/// `hamle board --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BoardFormat {
+    /// One full FEN per image.
+    Fen,
+    /// One JSON object per image (JSON Lines).
+    Json,
+}
+
+/// `--side`: the side to move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SideArg {
+    W,
+    B,
+}
+
+/// `--orientation`: the side at the bottom of the image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OrientationArg {
+    White,
+    Black,
+}
+
+/// `hamle board`.
+#[derive(Debug, Args)]
+pub struct BoardArgs {
+    /// Board images (PNG, JPEG, TIFF, WebP): a diagram, a page or screenshot with a board.
+    #[arg(required = true, value_name = "IMAGE")]
+    pub images: Vec<PathBuf>,
+
+    /// Output: `fen` (one line per image) or `json` (one object per line).
+    #[arg(long, value_enum, default_value = "fen", ignore_case = true)]
+    pub format: BoardFormat,
+
+    /// Side to move (default `w`, and the JSON says it was not given).
+    #[arg(long, value_enum, ignore_case = true)]
+    pub side: Option<SideArg>,
+
+    /// Which side is at the bottom of the image (default: decided from the pieces).
+    #[arg(long, value_enum, ignore_case = true)]
+    pub orientation: Option<OrientationArg>,
+}
+
+/// `hamle eval boards`.
+#[derive(Debug, Args)]
+pub struct BoardsEvalArgs {
+    /// Folder of `NAME.png|jpg` images with `NAME.fen` labels.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl BoardArgs {
+    /// The library's configuration.
+    pub fn config(&self) -> hamle::board::BoardConfig {
+        hamle::board::BoardConfig {
+            side: self.side.map(|s| match s {
+                SideArg::W => shakmaty::Color::White,
+                SideArg::B => shakmaty::Color::Black,
+            }),
+            orientation: self.orientation.map(|o| match o {
+                OrientationArg::White => hamle::board::Orientation::White,
+                OrientationArg::Black => hamle::board::Orientation::Black,
+            }),
+            ..Default::default()
+        }
+    }
+}
+
 /// `--lang`: a language, or `None` for `auto`.
 #[derive(Debug, Clone, Copy)]
 pub struct LangChoice(pub Option<&'static Lang>);
@@ -227,9 +299,26 @@ pub struct RepairEvalArgs {
     #[arg(long)]
     pub fit_calibration: bool,
 
+    /// Beam width of the decoder (default: the decoder's).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub beam: Option<u32>,
+
+    /// Decoder costs to override, for tuning: NAME=VALUE,... (names of `decode::Costs`).
+    #[arg(long, hide = true, value_delimiter = ',', value_parser = parse_cost)]
+    pub costs: Vec<(String, f32)>,
+
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+fn parse_cost(s: &str) -> Result<(String, f32), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}` is not NAME=VALUE"))?;
+    let value: f32 = value.trim().parse().map_err(|e| format!("{e}"))?;
+    hamle::decode::Costs::default().set(name.trim(), value)?;
+    Ok((name.trim().to_string(), value))
 }
 
 fn parse_rate(s: &str) -> Result<f32, String> {
@@ -315,11 +404,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             command: EvalCommand::Sheets(args),
         } => eval_sheets(&args),
         Command::Eval {
-            command: EvalCommand::Boards(_),
-        } => Ok(pending("eval boards")),
+            command: EvalCommand::Boards(args),
+        } => eval_boards(&args),
         Command::Read(_) => Ok(pending("read")),
         Command::Sheet(args) => sheet(&args),
-        Command::Board(_) => Ok(pending("board")),
+        Command::Board(args) => board(&args),
         Command::Batch(_) => Ok(pending("batch")),
     }
 }
@@ -352,6 +441,8 @@ fn eval_repair(args: &RepairEvalArgs) -> anyhow::Result<ExitCode> {
         games: args.games,
         auto_lang: args.auto_lang,
         fit_calibration: args.fit_calibration,
+        beam: args.beam.map(|b| b as usize),
+        costs: args.costs.clone(),
         ..Default::default()
     };
     if let Some(drop) = args.drop {
@@ -491,6 +582,52 @@ fn eval_sheets(args: &SheetsEvalArgs) -> anyhow::Result<ExitCode> {
         cfg.ok_below = o;
     }
     let report = hamle::eval::sheets::run(&args.dir, &cfg, !args.no_second)?;
+    let mut out = io::stdout().lock();
+    if args.json {
+        let line = serde_json::to_string(&report)?;
+        writeln!(out, "{line}")?;
+    } else {
+        write!(out, "{report}")?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn board(args: &BoardArgs) -> anyhow::Result<ExitCode> {
+    let cfg = args.config();
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let mut failed = false;
+    for path in &args.images {
+        let name = path.display().to_string();
+        match hamle::board::read_file(path, &cfg) {
+            Ok(r) => match args.format {
+                BoardFormat::Fen => writeln!(out, "{}", r.fen)?,
+                BoardFormat::Json => {
+                    let mut v = serde_json::to_value(&r)?;
+                    if let Some(o) = v.as_object_mut() {
+                        o.insert("file".into(), serde_json::Value::String(name));
+                        o.insert(
+                            "seconds".into(),
+                            serde_json::json!((r.seconds * 1000.0).round() / 1000.0),
+                        );
+                    }
+                    let line = serde_json::to_string(&v)?;
+                    writeln!(out, "{line}")?;
+                }
+            },
+            Err(err) => {
+                out.flush()?;
+                message(&format!("{name}: {err}"));
+                failed = true;
+            }
+        }
+    }
+    finish(&mut out, failed)
+}
+
+fn eval_boards(args: &BoardsEvalArgs) -> anyhow::Result<ExitCode> {
+    let report = hamle::eval::boards::run(&args.dir, &hamle::board::BoardConfig::default())?;
     let mut out = io::stdout().lock();
     if args.json {
         let line = serde_json::to_string(&report)?;
@@ -668,8 +805,43 @@ mod tests {
     #[test]
     fn pending_commands_take_any_arguments() {
         assert!(parse(&["sheet", "a.png", "--format", "pgn", "--second", "b.png"]).is_ok());
-        assert!(parse(&["board"]).is_ok());
         assert!(parse(&["eval", "boards", "dir"]).is_ok());
+    }
+
+    #[test]
+    fn board_options() {
+        let Command::Board(a) = parse(&["board", "a.png", "b.jpg"]).unwrap().command else {
+            panic!("not board");
+        };
+        assert_eq!(a.format, BoardFormat::Fen);
+        let cfg = a.config();
+        assert_eq!((cfg.side, cfg.orientation), (None, None));
+        let Command::Board(a) = parse(&[
+            "board",
+            "a.png",
+            "--format",
+            "JSON",
+            "--side",
+            "b",
+            "--orientation",
+            "black",
+        ])
+        .unwrap()
+        .command
+        else {
+            panic!("not board");
+        };
+        assert_eq!(a.format, BoardFormat::Json);
+        let cfg = a.config();
+        assert_eq!(cfg.side, Some(shakmaty::Color::Black));
+        assert_eq!(cfg.orientation, Some(hamle::board::Orientation::Black));
+        for bad in [
+            &["board"][..],
+            &["board", "a.png", "--format", "pgn"],
+            &["board", "a.png", "--side", "x"],
+        ] {
+            assert_eq!(parse(bad).unwrap_err().exit_code(), 2, "{bad:?}");
+        }
     }
 
     #[test]

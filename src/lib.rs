@@ -16,6 +16,8 @@
 //! - [`vision`]: grey levels, binarization, deskew, ruled lines, crops.
 //! - [`sheet`]: scoresheets — the move grid from the printed lines, one image per cell,
 //!   recognition, and decoding (one copy or both players' copies together).
+//! - [`board`]: board images — the board's box, 64 square crops, the square classifier,
+//!   orientation and rule checks → the position as FEN.
 //! - [`model`]: the embedded ONNX models, run with tract.
 //! - [`record`]: the decoded game.
 //! - [`output`]: PGN, Turkish text, JSON.
@@ -25,6 +27,7 @@
 //!
 //! None yet.
 
+pub mod board;
 pub mod decode;
 pub mod eval;
 pub mod input;

@@ -17,6 +17,16 @@ pub const CELL_W: u32 = 128;
 /// Output classes after the CTC blank (index 0), in order. Must match `scripts/cells_synth.py`.
 pub const CELL_ALPHABET: &str = "abcdefgh12345678KQRBNŞSVFAx+#=O0-.p";
 
+/// The board square classifier (small CNN), see `models/squares.md`: one board = one batch
+/// of 64 grey crops, 32×32, `pixel / 255`; 13 logits per crop.
+pub const SQUARE_ONNX: &[u8] = include_bytes!("../models/squares.onnx");
+/// Side of a square crop.
+pub const SQUARE_S: u32 = 32;
+/// Crops per run: one board.
+pub const SQUARE_BATCH: usize = 64;
+/// Classes of the square classifier: `0` empty, then white `P N B R Q K`, black `p n b r q k`.
+pub const SQUARE_CLASSES: usize = 13;
+
 type Plan = Arc<TypedRunnableModel>;
 
 /// Log-probabilities of one cell: `frames × classes`, row-major; class 0 is the CTC blank.
@@ -135,6 +145,71 @@ impl CellModel {
     }
 }
 
+/// The square classifier, ready to run (fixed batch of [`SQUARE_BATCH`]).
+pub struct SquareModel {
+    plan: Plan,
+}
+
+static SQUARE_MODEL: OnceLock<Result<SquareModel, String>> = OnceLock::new();
+
+impl SquareModel {
+    /// The embedded model, loaded on first use.
+    ///
+    /// # Errors
+    ///
+    /// The embedded model does not load (a build problem; a test checks it does).
+    pub fn get() -> Result<&'static SquareModel, String> {
+        SQUARE_MODEL
+            .get_or_init(|| SquareModel::from_bytes(SQUARE_ONNX).map_err(|e| format!("{e:#}")))
+            .as_ref()
+            .map_err(|e| format!("cannot load the square model: {e}"))
+    }
+
+    /// Loads an ONNX square model at its fixed batch of 64.
+    ///
+    /// # Errors
+    ///
+    /// The bytes are not a model tract can load and plan at that input shape.
+    pub fn from_bytes(bytes: &[u8]) -> TractResult<SquareModel> {
+        let s = SQUARE_S as usize;
+        let plan = tract_onnx::onnx()
+            .model_for_read(&mut std::io::Cursor::new(bytes))?
+            .with_input_fact(0, f32::fact([SQUARE_BATCH, 1, s, s]).into())?
+            .into_optimized()?
+            .into_runnable()?;
+        Ok(SquareModel { plan })
+    }
+
+    /// Logits of one board: `pixels` holds the 64 crops (`64 × 32 × 32` values in 0..1,
+    /// crop after crop, row-major); returns 64 rows of [`SQUARE_CLASSES`] logits.
+    ///
+    /// # Errors
+    ///
+    /// `pixels` has the wrong length, or tract fails.
+    pub fn run_board(&self, pixels: &[f32]) -> TractResult<Vec<[f32; SQUARE_CLASSES]>> {
+        let s = SQUARE_S as usize;
+        let input = Tensor::from_shape(&[SQUARE_BATCH, 1, s, s], pixels)?;
+        let mut state = self.plan.spawn()?;
+        let out = state.run(tvec!(input.into_tvalue()))?;
+        let view = out[0].to_plain_array_view::<f32>()?;
+        let flat: Vec<f32> = view.iter().cloned().collect();
+        if flat.len() != SQUARE_BATCH * SQUARE_CLASSES {
+            return Err(tract_onnx::tract_core::internal::anyhow!(
+                "square model gave {} values",
+                flat.len()
+            ));
+        }
+        Ok(flat
+            .chunks_exact(SQUARE_CLASSES)
+            .map(|c| {
+                let mut row = [0.0; SQUARE_CLASSES];
+                row.copy_from_slice(c);
+                row
+            })
+            .collect())
+    }
+}
+
 /// Model input from a cell image: grey levels scaled to 0..1.
 pub fn pixels(img: &GrayImage) -> Vec<f32> {
     let resized;
@@ -207,5 +282,27 @@ mod tests {
         let f = out[0].as_ref().unwrap();
         assert_eq!(f.frames, 32);
         assert!(f.greedy().chars().count() <= 1, "{}", f.greedy());
+    }
+    /// The square model: tract matches PyTorch on the exported check pair.
+    #[test]
+    fn squares_tract_matches_pytorch() {
+        let input: Vec<f32> = include_str!("../models/squares.check-in.txt")
+            .lines()
+            .map(|l| l.trim().parse().unwrap())
+            .collect();
+        let want: Vec<f32> = include_str!("../models/squares.check-out.txt")
+            .lines()
+            .map(|l| l.trim().parse().unwrap())
+            .collect();
+        let m = SquareModel::get().expect("model loads");
+        let got: Vec<f32> = m.run_board(&input).unwrap().concat();
+        assert_eq!(got.len(), want.len());
+        let worst = got
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst < 1e-3, "largest difference {worst}");
+        assert!(m.run_board(&input[..100]).is_err());
     }
 }

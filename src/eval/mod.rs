@@ -13,6 +13,9 @@
 //!   repaired by [`crate::decode::repair_text`] and compared ply by ply with the truth:
 //!   accuracy, status counts, calibration of the confidences, timing.
 //!
+//! - [`boards`]: `hamle eval boards` — labelled board images read and compared square by
+//!   square: exact boards (also up to orientation), square accuracy, timing, per name prefix.
+//!
 //! ```no_run
 //! use hamle::eval::{run, RepairEvalOptions};
 //! let report = run(&RepairEvalOptions {
@@ -25,6 +28,7 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+pub mod boards;
 pub mod noise;
 pub mod repair;
 pub mod sheets;

@@ -1,0 +1,58 @@
+//! Time of each stage of the board pipeline on a folder of images (one core, one image at a
+//! time): decoding, locating, cutting the squares, the square model.
+//!
+//! `cargo run --release --example board_speed -- ../shared/data/boards/dev`
+
+use std::time::Instant;
+
+use hamle::board::{cut_squares, locate};
+use hamle::model::SquareModel;
+
+fn main() {
+    let dir = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "../shared/data/boards/dev".into());
+    let model = SquareModel::get().expect("model loads");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|x| x.to_str()),
+                Some("png" | "jpg" | "jpeg")
+            )
+        })
+        .collect();
+    files.sort();
+    let mut sums = [0.0f64; 4];
+    let mut n = 0;
+    for p in &files {
+        let t = Instant::now();
+        let Ok((gray, _)) = hamle::vision::load_gray(p) else {
+            continue;
+        };
+        let t_load = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let Ok(bx) = locate(&gray) else { continue };
+        let t_locate = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let px = cut_squares(&gray, &bx);
+        let t_cut = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let _ = model.run_board(&px).expect("model runs");
+        let t_model = t.elapsed().as_secs_f64();
+        for (s, v) in sums.iter_mut().zip([t_load, t_locate, t_cut, t_model]) {
+            *s += v;
+        }
+        n += 1;
+    }
+    let n = n.max(1) as f64;
+    println!(
+        "{} images; ms per image: load {:.1}, locate {:.1}, cut {:.1}, model {:.1}",
+        n,
+        1e3 * sums[0] / n,
+        1e3 * sums[1] / n,
+        1e3 * sums[2] / n,
+        1e3 * sums[3] / n
+    );
+}

@@ -1,0 +1,635 @@
+//! Board localisation: where the 8 × 8 board is in a grey image.
+//!
+//! Input: a [`GrayImage`] (a book diagram, a page with a diagram on it, a screenshot, a photo
+//! of a screen). Output: a [`BoardBox`] — an axis-aligned box in image pixels and a score —
+//! or a [`LocateError`] (`too small`, `no board`). Reading the squares is [`super`]'s job.
+//!
+//! The method: the image is scaled down (longest side ≤ [`WORK_SIDE`]) and blurred (so that
+//! hatched or dotted dark squares turn flat grey and only square borders give edges); per
+//! axis, the mean absolute gradient across that axis gives a profile, and a board is a run
+//! of 9 equally spaced positions where the profile is high at the 9 lines and low half way
+//! between them ([`lattice`]). The [`CANDIDATES`] best lattices of each axis over the whole
+//! image are each completed by fitting the other axis over their span (sizes within
+//! [`ASPECT_TOL`], so the box is near-square) and refitting once; the best-scoring candidate
+//! whose squares alternate light and dark like a chessboard's ([`MIN_CHECKER`]; a ruled form
+//! or a table does not) wins, and is refined at full resolution. No perspective: a tilted or
+//! obliquely photographed board gets the box around it (a known gap), and a board cut tight
+//! at the image's edge may come back a few pixels inside (no edge to see there).
+//!
+//! ```no_run
+//! let img = image::open("diagram.png").unwrap().to_luma8();
+//! match hamle::board::locate::locate(&img) {
+//!     Ok(b) => println!("board at {:?}, score {}", b.corners(), b.score),
+//!     Err(e) => println!("{e}"),
+//! }
+//! ```
+
+use image::imageops::FilterType;
+use image::GrayImage;
+use serde::Serialize;
+
+/// Longest side the coarse search works at.
+pub const WORK_SIDE: u32 = 512;
+/// Smallest board side, as a share of the image's side along that axis.
+pub const MIN_FRAC: f32 = 0.2;
+/// Smallest image side (pixels) that can hold a readable board.
+pub const MIN_IMAGE_SIDE: u32 = 32;
+/// Largest relative difference between the box's width and height.
+pub const ASPECT_TOL: f32 = 0.15;
+/// How many first fits per axis are completed into candidate boxes.
+pub const CANDIDATES: usize = 3;
+/// Smallest [`BoardBox::score`] that counts as a board.
+pub const MIN_SCORE: f32 = 0.25;
+/// Smallest [`BoardBox::checker`] that counts as a board.
+pub const MIN_CHECKER: f32 = 0.6;
+
+/// The board found: an axis-aligned box in image pixels (`x0, y0` top left, `x1, y1`
+/// bottom right, lines of the lattice) and how board-like it is.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BoardBox {
+    pub x0: f32,
+    pub y0: f32,
+    pub x1: f32,
+    pub y1: f32,
+    /// Lattice contrast, 0..1: the weaker axis's `(at lines − between) / at lines`.
+    pub score: f32,
+    /// Share of neighbouring squares (0..1) whose corner brightness alternates light/dark
+    /// the way a chessboard's does (a ruled form or a table does not).
+    pub checker: f32,
+}
+
+impl BoardBox {
+    /// The four corners: top left, top right, bottom right, bottom left, as `[x, y]`.
+    pub fn corners(&self) -> [[f32; 2]; 4] {
+        [
+            [self.x0, self.y0],
+            [self.x1, self.y0],
+            [self.x1, self.y1],
+            [self.x0, self.y1],
+        ]
+    }
+
+    /// The box scaled by `k` (image coordinates of a resized image).
+    pub fn scaled(&self, k: f32) -> BoardBox {
+        BoardBox {
+            x0: self.x0 * k,
+            y0: self.y0 * k,
+            x1: self.x1 * k,
+            y1: self.y1 * k,
+            score: self.score,
+            checker: self.checker,
+        }
+    }
+}
+
+/// Why no board came back.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum LocateError {
+    /// The image is smaller than [`MIN_IMAGE_SIDE`] on a side.
+    TooSmall { width: u32, height: u32 },
+    /// Nothing board-like: the best lattice's score is below [`MIN_SCORE`], or its
+    /// squares do not alternate light and dark ([`MIN_CHECKER`]).
+    NoBoard { score: f32, checker: f32 },
+}
+
+impl std::fmt::Display for LocateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LocateError::TooSmall { width, height } => write!(
+                f,
+                "image too small for a board ({width}×{height} px; at least {MIN_IMAGE_SIDE} a side)"
+            ),
+            LocateError::NoBoard { score, checker } => write!(
+                f,
+                "no board found (best lattice: score {score:.2}, light/dark alternation {checker:.2})"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LocateError {}
+
+/// One axis's fit: lines at `start + k · size / 8`, `k = 0..=8`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fit {
+    pub start: f32,
+    pub size: f32,
+    /// `(mean at lines − mean between) / mean at lines`, 0..1.
+    pub score: f32,
+    /// `mean at lines − mean between`, in profile units.
+    pub contrast: f32,
+}
+
+/// Mean absolute gradients of a blurred image: `gx` across columns, `gy` across rows,
+/// row-major, centred on each pixel (0 on the border).
+struct Gradients {
+    w: usize,
+    h: usize,
+    gx: Vec<f32>,
+    gy: Vec<f32>,
+}
+
+impl Gradients {
+    fn new(img: &GrayImage, radius: u32) -> Gradients {
+        let b = imageproc::filter::box_filter(img, radius, radius);
+        let (w, h) = (b.width() as usize, b.height() as usize);
+        let px = b.as_raw();
+        let mut gx = vec![0.0f32; w * h];
+        let mut gy = vec![0.0f32; w * h];
+        for y in 0..h {
+            for x in 1..w.saturating_sub(1) {
+                let i = y * w + x;
+                gx[i] = (px[i + 1] as f32 - px[i - 1] as f32).abs();
+            }
+        }
+        for y in 1..h.saturating_sub(1) {
+            for x in 0..w {
+                let i = y * w + x;
+                gy[i] = (px[i + w] as f32 - px[i - w] as f32).abs();
+            }
+        }
+        Gradients { w, h, gx, gy }
+    }
+
+    /// Column profile of `gx` over rows `y0..y1`.
+    fn columns(&self, y0: usize, y1: usize) -> Vec<f32> {
+        let (y0, y1) = (y0.min(self.h), y1.min(self.h).max(y0.min(self.h) + 1));
+        let mut p = vec![0.0f32; self.w];
+        for y in y0..y1.min(self.h) {
+            for (a, g) in p.iter_mut().zip(&self.gx[y * self.w..(y + 1) * self.w]) {
+                *a += g;
+            }
+        }
+        let n = (y1.min(self.h) - y0).max(1) as f32;
+        p.iter_mut().for_each(|a| *a /= n);
+        p
+    }
+
+    /// Row profile of `gy` over columns `x0..x1`.
+    fn rows(&self, x0: usize, x1: usize) -> Vec<f32> {
+        let (x0, x1) = (x0.min(self.w), x1.min(self.w).max(x0.min(self.w) + 1));
+        let n = (x1.min(self.w) - x0).max(1) as f32;
+        (0..self.h)
+            .map(|y| {
+                let row = &self.gy[y * self.w..(y + 1) * self.w];
+                row.get(x0..x1.min(self.w))
+                    .map(|r| r.iter().sum::<f32>())
+                    .unwrap_or(0.0)
+                    / n
+            })
+            .collect()
+    }
+}
+
+/// The profile with a 1-pixel tolerance: each value the maximum of itself and its neighbours.
+fn widen(p: &[f32]) -> Vec<f32> {
+    (0..p.len())
+        .map(|i| {
+            let a = if i > 0 { p[i - 1] } else { 0.0 };
+            let c = p.get(i + 1).copied().unwrap_or(0.0);
+            p[i].max(a).max(c)
+        })
+        .collect()
+}
+
+/// Scores the lattice `start + k · size / 8` on profile `p` (and its widened copy `q`).
+fn score_at(p: &[f32], q: &[f32], start: f32, size: f32) -> Option<Fit> {
+    let n = p.len();
+    let step = size / 8.0;
+    let mut at = 0.0;
+    let mut between = 0.0;
+    for k in 0..9 {
+        let i = (start + k as f32 * step).round();
+        if i < 0.0 || i as usize >= n {
+            return None;
+        }
+        at += q[i as usize];
+        if k < 8 {
+            let m = (start + (k as f32 + 0.5) * step).round() as usize;
+            between += p.get(m).copied()?;
+        }
+    }
+    at /= 9.0;
+    between /= 8.0;
+    let contrast = at - between;
+    Some(Fit {
+        start,
+        size,
+        score: if at > 0.0 { contrast / at } else { 0.0 },
+        contrast,
+    })
+}
+
+/// The best lattice of 9 equally spaced lines on profile `p` with a size (distance from the
+/// first line to the last) in `min_size..=max_size` pixels, by contrast (`None` when no
+/// size fits). Sizes and starts are whole pixels.
+pub fn lattice(p: &[f32], min_size: usize, max_size: usize) -> Option<Fit> {
+    lattices(p, min_size, max_size, 1).into_iter().next()
+}
+
+/// The `k` best lattices (see [`lattice`]) that overlap each other by less than half,
+/// best first.
+pub fn lattices(p: &[f32], min_size: usize, max_size: usize, k: usize) -> Vec<Fit> {
+    let n = p.len();
+    let q = widen(p);
+    // The best start of each size.
+    let mut per_size: Vec<Fit> = Vec::new();
+    let max_size = max_size.min(n.saturating_sub(1));
+    for size in min_size.max(16)..=max_size {
+        // Whole-pixel starts: the offsets of the lines and of the points between them
+        // depend on the size only (the same rounding as `score_at`).
+        let step = size as f32 / 8.0;
+        let lines: [usize; 9] = std::array::from_fn(|k| (k as f32 * step).round() as usize);
+        let mids: [usize; 8] = std::array::from_fn(|k| ((k as f32 + 0.5) * step).round() as usize);
+        let mut best: Option<(f32, usize)> = None;
+        for start in 0..n - size {
+            let (Some(qs), Some(ps)) = (q.get(start..), p.get(start..)) else {
+                continue;
+            };
+            let at: f32 = lines
+                .iter()
+                .map(|&o| qs.get(o).copied().unwrap_or(0.0))
+                .sum();
+            let between: f32 = mids
+                .iter()
+                .map(|&o| ps.get(o).copied().unwrap_or(0.0))
+                .sum();
+            let contrast = at / 9.0 - between / 8.0;
+            if best.is_none_or(|b| contrast > b.0) {
+                best = Some((contrast, start));
+            }
+        }
+        if let Some((_, start)) = best {
+            per_size.extend(score_at(p, &q, start as f32, size as f32));
+        }
+    }
+    per_size.sort_by(|a, b| b.contrast.total_cmp(&a.contrast));
+    let mut out: Vec<Fit> = Vec::new();
+    for f in per_size {
+        if out.len() >= k {
+            break;
+        }
+        let overlaps = out.iter().any(|o| {
+            let inter = (o.start + o.size).min(f.start + f.size) - o.start.max(f.start);
+            let union = (o.start + o.size).max(f.start + f.size) - o.start.min(f.start);
+            inter / union.max(1.0) > 0.5
+        });
+        if !overlaps {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// Refines a fit on profile `p` within `± r` pixels of its start and size.
+fn refine(p: &[f32], fit: Fit, r: i32) -> Fit {
+    let q = widen(p);
+    let mut best = score_at(p, &q, fit.start, fit.size).unwrap_or(fit);
+    for ds in -r..=r {
+        for dz in -2 * r..=2 * r {
+            let (s, z) = (fit.start + ds as f32, fit.size + dz as f32);
+            if z < 16.0 {
+                continue;
+            }
+            if let Some(f) = score_at(p, &q, s, z) {
+                if f.contrast > best.contrast {
+                    best = f;
+                }
+            }
+        }
+    }
+    best
+}
+
+fn range_around(size: f32, n: usize) -> (usize, usize) {
+    let lo = (size * (1.0 - ASPECT_TOL)).floor().max(16.0) as usize;
+    let hi = ((size * (1.0 + ASPECT_TOL)).ceil() as usize).min(n.saturating_sub(1));
+    (lo, hi.max(lo))
+}
+
+/// Alternating fits from a first fit of one axis: the other axis over its span (sizes
+/// within [`ASPECT_TOL`]), then each axis once more over the other's span.
+fn fit_from(g: &Gradients, first: Fit, x_first: bool) -> Option<(Fit, Fit)> {
+    let (w, h) = (g.w, g.h);
+    let span = |f: Fit| (f.start as usize, (f.start + f.size) as usize + 1);
+    let fit_x = |fy: Fit| {
+        let (lo, hi) = range_around(fy.size, w);
+        let (a, b) = span(fy);
+        lattice(&g.columns(a, b), lo, hi)
+    };
+    let fit_y = |fx: Fit| {
+        let (lo, hi) = range_around(fx.size, h);
+        let (a, b) = span(fx);
+        lattice(&g.rows(a, b), lo, hi)
+    };
+    let (mut fx, mut fy) = if x_first {
+        (first, fit_y(first)?)
+    } else {
+        (fit_x(first)?, first)
+    };
+    fx = fit_x(fy).unwrap_or(fx);
+    fy = fit_y(fx).unwrap_or(fy);
+    Some((fx, fy))
+}
+
+/// How good a pair of fits is: the weaker axis's relative contrast (lattice-ness, which
+/// text and photos lack) times the pair's contrast (edge strength).
+fn pair_score(p: &(Fit, Fit)) -> f32 {
+    p.0.score.min(p.1.score) * (p.0.contrast + p.1.contrast)
+}
+
+/// Candidate boxes: the [`CANDIDATES`] best lattices of each axis over the whole image,
+/// each completed by [`fit_from`].
+fn candidates(g: &Gradients) -> Vec<(Fit, Fit)> {
+    let min_x = (g.w as f32 * MIN_FRAC) as usize;
+    let min_y = (g.h as f32 * MIN_FRAC) as usize;
+    let mut out = Vec::new();
+    for fx in lattices(&g.columns(0, g.h), min_x, g.w, CANDIDATES) {
+        out.extend(fit_from(g, fx, true));
+    }
+    for fy in lattices(&g.rows(0, g.w), min_y, g.h, CANDIDATES) {
+        out.extend(fit_from(g, fy, false));
+    }
+    out
+}
+
+/// How much the squares of the lattice `fx × fy` alternate light and dark: the share of
+/// the 112 pairs of neighbouring squares whose brightness (at the squares' corners, where
+/// pieces seldom reach) differs by more than 2 grey levels in the direction the whole
+/// board's light/dark pattern says.
+fn checker(img: &GrayImage, fx: Fit, fy: Fit) -> f32 {
+    let (sw, sh) = (fx.size / 8.0, fy.size / 8.0);
+    let mut v = [[0.0f32; 8]; 8];
+    for (r, row) in v.iter_mut().enumerate() {
+        for (c, cell) in row.iter_mut().enumerate() {
+            let (x0, y0) = (fx.start + c as f32 * sw, fy.start + r as f32 * sh);
+            let (mut sum, mut n) = (0.0f32, 0u32);
+            for (ax, ay) in [(0.08, 0.08), (0.72, 0.08), (0.08, 0.72), (0.72, 0.72)] {
+                let px0 = (x0 + ax * sw) as u32;
+                let py0 = (y0 + ay * sh) as u32;
+                let px1 = ((x0 + (ax + 0.2) * sw) as u32).max(px0 + 1);
+                let py1 = ((y0 + (ay + 0.2) * sh) as u32).max(py0 + 1);
+                for y in py0..py1.min(img.height()) {
+                    for x in px0..px1.min(img.width()) {
+                        sum += img.get_pixel(x, y)[0] as f32;
+                        n += 1;
+                    }
+                }
+            }
+            *cell = sum / n.max(1) as f32;
+        }
+    }
+    // +1 when the squares of even parity (a8, c8, …) are the lighter ones.
+    let mut d = 0.0;
+    for (r, row) in v.iter().enumerate() {
+        for (c, x) in row.iter().enumerate() {
+            d += if (r + c) % 2 == 0 { *x } else { -*x };
+        }
+    }
+    let sign = if d >= 0.0 { 1.0 } else { -1.0 };
+    let mut agree = 0;
+    for r in 0..8 {
+        for c in 0..8 {
+            let parity = if (r + c) % 2 == 0 { 1.0 } else { -1.0 };
+            if c < 7 && parity * sign * (v[r][c] - v[r][c + 1]) > 2.0 {
+                agree += 1;
+            }
+            if r < 7 && parity * sign * (v[r][c] - v[r + 1][c]) > 2.0 {
+                agree += 1;
+            }
+        }
+    }
+    agree as f32 / 112.0
+}
+
+/// Finds the board in `img`.
+///
+/// # Errors
+///
+/// [`LocateError::TooSmall`] for an image under [`MIN_IMAGE_SIDE`] on a side;
+/// [`LocateError::NoBoard`] when nothing scores as a board.
+pub fn locate(img: &GrayImage) -> Result<BoardBox, LocateError> {
+    let (w, h) = img.dimensions();
+    if w < MIN_IMAGE_SIDE || h < MIN_IMAGE_SIDE {
+        return Err(LocateError::TooSmall {
+            width: w,
+            height: h,
+        });
+    }
+    let k = (WORK_SIDE as f32 / w.max(h) as f32).min(1.0);
+    let small;
+    let work = if k < 1.0 {
+        let sw = ((w as f32 * k).round() as u32).max(1);
+        let sh = ((h as f32 * k).round() as u32).max(1);
+        small = image::imageops::resize(img, sw, sh, FilterType::Triangle);
+        &small
+    } else {
+        img
+    };
+    let g = Gradients::new(work, 2);
+    // The best-scoring candidate that looks like a chessboard; failing that, the
+    // best-scoring one, reported as no board.
+    let mut cands: Vec<(Fit, Fit, f32)> = candidates(&g)
+        .into_iter()
+        .map(|(fx, fy)| (fx, fy, checker(work, fx, fy)))
+        .collect();
+    cands.sort_by(|a, b| pair_score(&(b.0, b.1)).total_cmp(&pair_score(&(a.0, a.1))));
+    let ok = |c: &(Fit, Fit, f32)| {
+        c.0.score.min(c.1.score) >= MIN_SCORE
+            && c.2 >= MIN_CHECKER
+            && c.0.contrast > 0.0
+            && c.1.contrast > 0.0
+    };
+    let Some(&(fx, fy, checker)) = cands.iter().find(|c| ok(c)) else {
+        let (score, checker) = cands
+            .first()
+            .map(|c| (c.0.score.min(c.1.score).max(0.0), c.2))
+            .unwrap_or((0.0, 0.0));
+        return Err(LocateError::NoBoard { score, checker });
+    };
+    let score = fx.score.min(fy.score);
+    if k < 1.0 {
+        // Refine at full resolution over a crop around the coarse box.
+        let r = (1.0 / k).ceil() as i32 + 1;
+        let m = 2 * r as u32 + 3;
+        let cx0 = ((fx.start / k) as u32).saturating_sub(m);
+        let cy0 = ((fy.start / k) as u32).saturating_sub(m);
+        let cx1 = (((fx.start + fx.size) / k) as u32 + m).min(w);
+        let cy1 = (((fy.start + fy.size) / k) as u32 + m).min(h);
+        if cx1 > cx0 + 16 && cy1 > cy0 + 16 {
+            let crop = image::imageops::crop_imm(img, cx0, cy0, cx1 - cx0, cy1 - cy0).to_image();
+            let gf = Gradients::new(&crop, 1);
+            let (ox, oy) = (cx0 as f32, cy0 as f32);
+            let to_crop = |f: Fit, o: f32| Fit {
+                start: (f.start / k).round() - o,
+                size: (f.size / k).round(),
+                ..f
+            };
+            let (ffx, ffy) = (to_crop(fx, ox), to_crop(fy, oy));
+            // Profiles over the inner part of the other axis's span.
+            let inset = |f: Fit| {
+                let a = f.start + f.size * 0.02;
+                (
+                    a.max(0.0) as usize,
+                    (f.start + f.size * 0.98).max(a + 1.0) as usize,
+                )
+            };
+            let (ya, yb) = inset(ffy);
+            let (xa, xb) = inset(ffx);
+            let rx = refine(&gf.columns(ya, yb), ffx, r);
+            let ry = refine(&gf.rows(xa, xb), ffy, r);
+            return Ok(clamped(
+                BoardBox {
+                    x0: rx.start + ox,
+                    y0: ry.start + oy,
+                    x1: rx.start + ox + rx.size,
+                    y1: ry.start + oy + ry.size,
+                    score,
+                    checker,
+                },
+                w,
+                h,
+            ));
+        }
+    }
+    let b = BoardBox {
+        x0: fx.start,
+        y0: fy.start,
+        x1: fx.start + fx.size,
+        y1: fy.start + fy.size,
+        score,
+        checker,
+    };
+    Ok(clamped(if k < 1.0 { b.scaled(1.0 / k) } else { b }, w, h))
+}
+
+/// The box moved inside the image (a line found in the white margin is on the edge).
+fn clamped(b: BoardBox, w: u32, h: u32) -> BoardBox {
+    BoardBox {
+        x0: b.x0.clamp(0.0, w as f32),
+        y0: b.y0.clamp(0.0, h as f32),
+        x1: b.x1.clamp(0.0, w as f32),
+        y1: b.y1.clamp(0.0, h as f32),
+        ..b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use image::Luma;
+
+    /// A white page with text-like noise and an 8 × 8 checkerboard (with a frame) at
+    /// `(ox, oy)`, squares of `sq` pixels.
+    fn page(w: u32, h: u32, ox: u32, oy: u32, sq: u32) -> GrayImage {
+        let mut img = GrayImage::from_pixel(w, h, Luma([245]));
+        // "Text": short dark dashes in lines, a cheap deterministic pseudo-random pattern.
+        let mut seed = 12345u32;
+        let mut rnd = || {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            (seed >> 16) & 0x7fff
+        };
+        for line in 0..h / 14 {
+            let y = line * 14 + 3;
+            let mut x = 5;
+            while x + 12 < w {
+                let len = 3 + rnd() % 9;
+                for dx in 0..len {
+                    for dy in 0..7 {
+                        if rnd() % 3 != 0 && y + dy < h {
+                            img.put_pixel(x + dx, y + dy, Luma([40]));
+                        }
+                    }
+                }
+                x += len + 2 + rnd() % 5;
+            }
+        }
+        let side = 8 * sq;
+        for y in oy.saturating_sub(6)..(oy + side + 6).min(h) {
+            for x in ox.saturating_sub(6)..(ox + side + 6).min(w) {
+                img.put_pixel(x, y, Luma([250]));
+            }
+        }
+        for y in 0..side {
+            for x in 0..side {
+                let dark = (x / sq + y / sq) % 2 == 1;
+                let v = if dark { 110 } else { 235 };
+                img.put_pixel(ox + x, oy + y, Luma([v]));
+            }
+        }
+        // A frame around the board.
+        for t in 0..side {
+            for (x, y) in [
+                (ox + t, oy),
+                (ox + t, oy + side - 1),
+                (ox, oy + t),
+                (ox + side - 1, oy + t),
+            ] {
+                img.put_pixel(x, y, Luma([20]));
+            }
+        }
+        img
+    }
+
+    fn assert_box(b: &BoardBox, ox: u32, oy: u32, side: u32, tol: f32) {
+        let want = [ox as f32, oy as f32, (ox + side) as f32, (oy + side) as f32];
+        let got = [b.x0, b.y0, b.x1, b.y1];
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() <= tol, "box {got:?}, want {want:?}");
+        }
+    }
+
+    #[test]
+    fn finds_a_board_on_a_page_with_text() {
+        let img = page(420, 560, 97, 143, 30);
+        let b = locate(&img).unwrap();
+        assert_box(&b, 97, 143, 240, 2.0);
+        assert!(b.score > MIN_SCORE);
+    }
+
+    #[test]
+    fn finds_a_board_on_a_large_page_refined_at_full_resolution() {
+        let img = page(1300, 1700, 311, 702, 70);
+        let b = locate(&img).unwrap();
+        assert_box(&b, 311, 702, 560, 2.0);
+    }
+
+    /// A board cut tight at the image's edge has no edge to see there: its box may come back
+    /// a little inside (a known weakness), but not by a square.
+    #[test]
+    fn whole_image_board() {
+        let img = page(256, 256, 0, 0, 32);
+        let b = locate(&img).unwrap();
+        assert_box(&b, 0, 0, 256, 5.0);
+    }
+
+    #[test]
+    fn no_board_on_blank_or_text_pages() {
+        let blank = GrayImage::from_pixel(300, 400, Luma([250]));
+        assert!(matches!(locate(&blank), Err(LocateError::NoBoard { .. })));
+        let text = page(400, 500, 0, 0, 0);
+        assert!(
+            matches!(locate(&text), Err(LocateError::NoBoard { .. })),
+            "{:?}",
+            locate(&text)
+        );
+        let tiny = GrayImage::from_pixel(20, 300, Luma([0]));
+        assert!(matches!(locate(&tiny), Err(LocateError::TooSmall { .. })));
+    }
+
+    #[test]
+    fn lattice_on_a_clean_profile() {
+        let mut p = vec![0.0f32; 200];
+        for k in 0..9 {
+            p[20 + k * 20] = 10.0;
+        }
+        let f = lattice(&p, 40, 199).unwrap();
+        // Lines are matched within a pixel.
+        assert!(
+            (f.start - 20.0).abs() <= 1.0 && (f.size - 160.0).abs() <= 2.0,
+            "{f:?}"
+        );
+        assert!(f.score > 0.99);
+    }
+}

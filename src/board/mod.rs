@@ -1,0 +1,684 @@
+//! The board pipeline: image → board box → 64 square crops → square classes → the
+//! position as FEN, with per-square confidences, the orientation and rule-sanity flags.
+//!
+//! Input: an image file, or a [`GrayImage`]. Output: [`BoardReading`] — plain data: the
+//! canonical placement (White at the bottom, rank 8 first) and full FEN, the placement as
+//! displayed in the image, which side is at the bottom, the box and every square's class and
+//! confidence. Doubt is data: an impossible position (two white kings, a pawn on rank 8, the
+//! side not to move in check) is still read and reported, its problems listed in `flags`.
+//!
+//! This module owns the glue between [`mod@locate`] (where the board is), [`crate::model`] (the
+//! square classifier, `models/squares.md`) and the rule checks (over `shakmaty`). Not yet:
+//! perspective rectification of photos (the box is axis-aligned), printed coordinates
+//! (orientation comes from where the pawns and kings stand), side to move from the image.
+//!
+//! ```no_run
+//! use hamle::board::{read_file, BoardConfig};
+//! let r = read_file(std::path::Path::new("diagram.png"), &BoardConfig::default())?;
+//! println!("{} (confidence {:.2}, {:?})", r.fen, r.confidence, r.flags);
+//! # Ok::<(), hamle::board::BoardError>(())
+//! ```
+
+pub mod locate;
+
+use std::path::Path;
+use std::time::Instant;
+
+use image::GrayImage;
+use serde::Serialize;
+use shakmaty::{CastlingMode, Chess, Color, File, Piece, Rank, Role, Square};
+
+use crate::model::{SquareModel, SQUARE_BATCH, SQUARE_CLASSES, SQUARE_S};
+use crate::vision;
+pub use locate::{locate, BoardBox, LocateError};
+
+/// Squares whose confidence is below this are listed in [`BoardReading::low_confidence`].
+pub const LOW_CONFIDENCE: f32 = 0.8;
+
+/// Which side is at the bottom of the image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Orientation {
+    /// White plays up the image (the usual diagram).
+    White,
+    /// Black at the bottom: the image is the board turned 180°.
+    Black,
+}
+
+/// How to read a board.
+#[derive(Debug, Clone)]
+pub struct BoardConfig {
+    /// Side to move; `None`: White, marked as not given.
+    pub side: Option<Color>,
+    /// Which side is at the bottom; `None`: decided from the pieces.
+    pub orientation: Option<Orientation>,
+    /// Squares below this confidence are listed.
+    pub low_confidence: f32,
+}
+
+impl Default for BoardConfig {
+    fn default() -> Self {
+        BoardConfig {
+            side: None,
+            orientation: None,
+            low_confidence: LOW_CONFIDENCE,
+        }
+    }
+}
+
+/// The piece on each square, rank by rank: `grid[row][col]`, row 0 at the top.
+pub type Grid = [[Option<Piece>; 8]; 8];
+
+/// One square as read.
+#[derive(Debug, Clone, Serialize)]
+pub struct SquareRead {
+    /// Square name on the canonical board (`a8` … `h1`).
+    pub square: String,
+    /// FEN letter of the piece, or `None` for an empty square.
+    pub piece: Option<char>,
+    /// Softmax probability of the chosen class (3 decimals).
+    pub confidence: f64,
+}
+
+/// A read board. Serialised field names are the JSON output of `hamle board` (plus `file`).
+#[derive(Debug, Clone, Serialize)]
+pub struct BoardReading {
+    /// FEN placement, canonical (White at the bottom, rank 8 first).
+    pub placement: String,
+    /// Full FEN: placement, side to move, castling rights from the home squares, no en
+    /// passant, `0 1`.
+    pub fen: String,
+    /// Which side is at the bottom of the image.
+    pub orientation: Orientation,
+    /// Whether the orientation was given (`--orientation`) rather than decided.
+    pub orientation_given: bool,
+    /// `w` or `b`.
+    pub side_to_move: char,
+    /// Whether the side to move was given (`--side`); when not, `w` is assumed.
+    pub side_given: bool,
+    /// The lowest of the 64 squares' confidences (the board is as sure as its least sure
+    /// square; a product would sink every board, the model's softmax being smoothed).
+    pub confidence: f64,
+    /// The placement as displayed: the image's top row first, its left square first.
+    pub displayed: String,
+    /// Every square, canonical order (`a8`, `b8`, … `h1`).
+    pub squares: Vec<SquareRead>,
+    /// Board corners in image pixels: top left, top right, bottom right, bottom left.
+    pub corners: [[f32; 2]; 4],
+    /// How board-like the box is (0..1; see [`BoardBox::score`]).
+    pub locate_score: f64,
+    /// How much the squares alternate light and dark (0..1; see [`BoardBox::checker`]).
+    pub checker: f64,
+    /// Rule problems of the position read (e.g. `two white kings`), never hidden.
+    pub flags: Vec<String>,
+    /// Squares read with confidence below [`BoardConfig::low_confidence`].
+    pub low_confidence: Vec<String>,
+    /// Wall time of the whole reading, loading included.
+    pub seconds: f64,
+    /// The grid as displayed (row 0 = top of the image).
+    #[serde(skip)]
+    pub grid: Grid,
+}
+
+/// Why a board could not be read at all.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BoardError {
+    /// The file is not an image that can be decoded.
+    Decode(vision::VisionError),
+    /// No board in the image (or it is too small).
+    Locate(LocateError),
+    /// The square model failed.
+    Model(String),
+}
+
+impl std::fmt::Display for BoardError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BoardError::Decode(e) => e.fmt(f),
+            BoardError::Locate(e) => e.fmt(f),
+            BoardError::Model(e) => write!(f, "square model: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BoardError {}
+
+/// Reads the board in an image file.
+///
+/// # Errors
+///
+/// The file cannot be decoded, holds no board, or the model fails.
+pub fn read_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
+    let t0 = Instant::now();
+    let (gray, scale) = vision::load_gray(path).map_err(BoardError::Decode)?;
+    let mut r = read_gray(&gray, cfg)?;
+    if scale > 0.0 && scale != 1.0 {
+        for c in &mut r.corners {
+            c[0] /= scale;
+            c[1] /= scale;
+        }
+    }
+    r.seconds = t0.elapsed().as_secs_f64();
+    Ok(r)
+}
+
+/// Reads the board in a grey image.
+///
+/// # Errors
+///
+/// No board in the image, or the model fails.
+pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
+    let t0 = Instant::now();
+    let bx = locate(img).map_err(BoardError::Locate)?;
+    let pixels = cut_squares(img, &bx);
+    let model = SquareModel::get().map_err(BoardError::Model)?;
+    let logits = model
+        .run_board(&pixels)
+        .map_err(|e| BoardError::Model(format!("{e:#}")))?;
+    let (grid, conf) = classes(&logits);
+    let orientation = cfg.orientation.unwrap_or_else(|| orientation_of(&grid));
+    let (canon, canon_conf) = match orientation {
+        Orientation::White => (grid, conf),
+        Orientation::Black => (turned(&grid), turned(&conf)),
+    };
+    let side = cfg.side.unwrap_or(Color::White);
+    let sanity = sanity(&canon, side);
+    let placement = placement(&canon);
+    let fen = format!(
+        "{placement} {} {} - 0 1",
+        side.fold_wb('w', 'b'),
+        sanity.castling
+    );
+    let mut squares = Vec::with_capacity(64);
+    let mut low = Vec::new();
+    let mut confidence = 1.0f32;
+    for (r, row) in canon.iter().enumerate() {
+        for (c, p) in row.iter().enumerate() {
+            let name = square_name(r, c);
+            let cf = canon_conf[r][c];
+            confidence = confidence.min(cf);
+            if cf < cfg.low_confidence {
+                low.push(name.clone());
+            }
+            squares.push(SquareRead {
+                square: name,
+                piece: p.map(|p| p.char()),
+                confidence: round3(cf),
+            });
+        }
+    }
+    Ok(BoardReading {
+        placement,
+        fen,
+        orientation,
+        orientation_given: cfg.orientation.is_some(),
+        side_to_move: side.fold_wb('w', 'b'),
+        side_given: cfg.side.is_some(),
+        confidence: round3(confidence),
+        displayed: self::placement(&grid),
+        squares,
+        corners: bx.corners(),
+        locate_score: round3(bx.score),
+        checker: round3(bx.checker),
+        flags: sanity.flags,
+        low_confidence: low,
+        seconds: t0.elapsed().as_secs_f64(),
+        grid,
+    })
+}
+
+/// `v` to 3 decimals, for the JSON.
+fn round3(v: f32) -> f64 {
+    (v as f64 * 1000.0).round() / 1000.0
+}
+
+/// The model input for a box: 64 crops (row-major from the image's top-left square), each
+/// exactly one square (margin 0) resampled to 32 × 32, `pixel / 255`.
+pub fn cut_squares(img: &GrayImage, bx: &BoardBox) -> Vec<f32> {
+    let s = SQUARE_S as usize;
+    let mut out = Vec::with_capacity(SQUARE_BATCH * s * s);
+    let sw = (bx.x1 - bx.x0) / 8.0;
+    let sh = (bx.y1 - bx.y0) / 8.0;
+    for r in 0..8 {
+        for c in 0..8 {
+            let x0 = bx.x0 + c as f32 * sw;
+            let y0 = bx.y0 + r as f32 * sh;
+            let crop = resample(img, [x0, y0, x0 + sw, y0 + sh], s);
+            out.extend(crop.iter().map(|&p| p / 255.0));
+        }
+    }
+    out
+}
+
+/// Filter taps of one output axis: for each output pixel, the first input index and the
+/// normalised weights (a triangle filter widened by the scale when shrinking, as PIL's
+/// `BILINEAR` resize with a `box`, which the model was trained on).
+fn taps(from: f32, to: f32, out: usize, len: usize) -> Vec<(usize, Vec<f32>)> {
+    let scale = (to - from) / out as f32;
+    let support = scale.max(1.0);
+    let last = len.saturating_sub(1) as f32;
+    (0..out)
+        .map(|i| {
+            let centre = from + (i as f32 + 0.5) * scale;
+            let lo = (centre - support + 0.5).floor().clamp(0.0, last) as usize;
+            let hi = ((centre + support + 0.5).floor().clamp(0.0, len as f32) as usize).max(lo + 1);
+            let mut w: Vec<f32> = (lo..hi)
+                .map(|j| (1.0 - ((j as f32 + 0.5 - centre) / support).abs()).max(0.0))
+                .collect();
+            let sum: f32 = w.iter().sum();
+            if sum > 0.0 {
+                w.iter_mut().for_each(|v| *v /= sum);
+            } else {
+                // Outside the image: the nearest pixel.
+                w.iter_mut().for_each(|v| *v = 0.0);
+                w[0] = 1.0;
+            }
+            (lo, w)
+        })
+        .collect()
+}
+
+/// The box `[x0, y0, x1, y1]` (image pixels, fractional) of `img` resampled to `n × n`
+/// grey values (0..255), row-major.
+fn resample(img: &GrayImage, b: [f32; 4], n: usize) -> Vec<f32> {
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let tx = taps(b[0], b[2], n, w);
+    let ty = taps(b[1], b[3], n, h);
+    let y_lo = ty.iter().map(|t| t.0).min().unwrap_or(0);
+    let y_hi = ty.iter().map(|t| t.0 + t.1.len()).max().unwrap_or(0).min(h);
+    let raw = img.as_raw();
+    // Horizontal pass over the rows the vertical taps need.
+    let mut rows = vec![0.0f32; (y_hi.saturating_sub(y_lo)) * n];
+    for y in y_lo..y_hi {
+        let line = &raw[y * w..(y + 1) * w];
+        for (i, (lo, wt)) in tx.iter().enumerate() {
+            rows[(y - y_lo) * n + i] = wt
+                .iter()
+                .zip(&line[*lo..(*lo + wt.len()).min(w)])
+                .map(|(a, &p)| a * p as f32)
+                .sum();
+        }
+    }
+    let mut out = vec![0.0f32; n * n];
+    for (o, (lo, wt)) in ty.iter().enumerate() {
+        for (k, a) in wt.iter().enumerate() {
+            let Some(y) = (lo + k).checked_sub(y_lo) else {
+                continue;
+            };
+            if let Some(row) = rows.get(y * n..(y + 1) * n) {
+                for (dst, v) in out[o * n..(o + 1) * n].iter_mut().zip(row) {
+                    *dst += a * v;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A class index of the square model as a piece (`None` = empty; `Err` = out of range).
+pub fn piece_of_class(k: usize) -> Result<Option<Piece>, usize> {
+    const ROLES: [Role; 6] = [
+        Role::Pawn,
+        Role::Knight,
+        Role::Bishop,
+        Role::Rook,
+        Role::Queen,
+        Role::King,
+    ];
+    match k {
+        0 => Ok(None),
+        1..=6 => Ok(Some(Piece {
+            color: Color::White,
+            role: ROLES[k - 1],
+        })),
+        7..=12 => Ok(Some(Piece {
+            color: Color::Black,
+            role: ROLES[k - 7],
+        })),
+        _ => Err(k),
+    }
+}
+
+/// Argmax and softmax probability of each square's logits, as a displayed grid.
+fn classes(logits: &[[f32; SQUARE_CLASSES]]) -> (Grid, [[f32; 8]; 8]) {
+    let mut grid: Grid = [[None; 8]; 8];
+    let mut conf = [[0.0f32; 8]; 8];
+    for (i, row) in logits.iter().take(64).enumerate() {
+        let (k, &max) = row
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .unwrap_or((0, &0.0));
+        let z: f32 = row.iter().map(|&v| (v - max).exp()).sum();
+        grid[i / 8][i % 8] = piece_of_class(k).unwrap_or(None);
+        conf[i / 8][i % 8] = if z.is_finite() && z > 0.0 {
+            1.0 / z
+        } else {
+            0.0
+        };
+    }
+    (grid, conf)
+}
+
+/// The grid turned 180°.
+pub fn turned<T: Copy>(g: &[[T; 8]; 8]) -> [[T; 8]; 8] {
+    let mut out = *g;
+    for (r, row) in g.iter().enumerate() {
+        for (c, v) in row.iter().enumerate() {
+            out[7 - r][7 - c] = *v;
+        }
+    }
+    out
+}
+
+/// Which side is at the bottom, from where the pawns and kings stand: White's on the lower
+/// half and Black's on the upper half count for White at the bottom, the reverse for Black.
+/// A tie (e.g. no pawns, kings on the middle rows) reads as White at the bottom.
+pub fn orientation_of(grid: &Grid) -> Orientation {
+    let mut votes = 0i32;
+    for (r, row) in grid.iter().enumerate() {
+        let lower = r >= 4;
+        for p in row.iter().flatten() {
+            if matches!(p.role, Role::Pawn | Role::King) {
+                let white = p.color == Color::White;
+                votes += if white == lower { 1 } else { -1 };
+            }
+        }
+    }
+    if votes < 0 {
+        Orientation::Black
+    } else {
+        Orientation::White
+    }
+}
+
+/// FEN placement of a grid (row 0 first).
+pub fn placement(grid: &Grid) -> String {
+    let mut s = String::with_capacity(72);
+    for (r, row) in grid.iter().enumerate() {
+        if r > 0 {
+            s.push('/');
+        }
+        let mut empty = 0u8;
+        for p in row {
+            match p {
+                None => empty += 1,
+                Some(p) => {
+                    if empty > 0 {
+                        s.push((b'0' + empty) as char);
+                        empty = 0;
+                    }
+                    s.push(p.char());
+                }
+            }
+        }
+        if empty > 0 {
+            s.push((b'0' + empty) as char);
+        }
+    }
+    s
+}
+
+/// A FEN placement (the first field of a FEN, or a whole FEN) as a grid, rank 8 first.
+/// `None` when it is not 8 ranks of 8 squares of known pieces.
+pub fn parse_placement(fen: &str) -> Option<Grid> {
+    let field = fen.split_whitespace().next()?;
+    let mut grid: Grid = [[None; 8]; 8];
+    let rows: Vec<&str> = field.split('/').collect();
+    if rows.len() != 8 {
+        return None;
+    }
+    for (r, row) in rows.iter().enumerate() {
+        let mut c = 0usize;
+        for ch in row.chars() {
+            if let Some(d) = ch.to_digit(10) {
+                c += d as usize;
+            } else {
+                *grid.get_mut(r)?.get_mut(c)? = Some(Piece::from_char(ch)?);
+                c += 1;
+            }
+        }
+        if c != 8 {
+            return None;
+        }
+    }
+    Some(grid)
+}
+
+fn square_at(r: usize, c: usize) -> Square {
+    Square::from_coords(File::new(c as u32), Rank::new(7 - r as u32))
+}
+
+fn square_name(r: usize, c: usize) -> String {
+    square_at(r, c).to_string()
+}
+
+/// What the rule checks found on a canonical grid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sanity {
+    /// Castling field of the FEN (`KQkq` subset or `-`): a right wherever king and rook stand
+    /// on their home squares.
+    pub castling: String,
+    /// Problems, in words.
+    pub flags: Vec<String>,
+}
+
+/// Rule checks on a canonical grid (row 0 = rank 8) with `side` to move.
+pub fn sanity(grid: &Grid, side: Color) -> Sanity {
+    let mut board = shakmaty::Board::empty();
+    for (r, row) in grid.iter().enumerate() {
+        for (c, p) in row.iter().enumerate() {
+            if let Some(p) = p {
+                board.set_piece_at(square_at(r, c), *p);
+            }
+        }
+    }
+    let mut flags = Vec::new();
+    let name = |c: Color| c.fold_wb("white", "black");
+    for color in Color::ALL {
+        let kings = board
+            .by_piece(Piece {
+                color,
+                role: Role::King,
+            })
+            .count();
+        match kings {
+            0 => flags.push(format!("no {} king", name(color))),
+            1 => {}
+            n => flags.push(format!("{n} {} kings", name(color))),
+        }
+        let pawns = board.by_piece(Piece {
+            color,
+            role: Role::Pawn,
+        });
+        for rank in [Rank::First, Rank::Eighth] {
+            if pawns.into_iter().any(|sq| sq.rank() == rank) {
+                flags.push(format!("{} pawn on rank {}", name(color), rank.char()));
+            }
+        }
+        if pawns.count() > 8 {
+            flags.push(format!("{} {} pawns", pawns.count(), name(color)));
+        }
+        let pieces = board.by_color(color).count();
+        if pieces > 16 {
+            flags.push(format!("{pieces} {} pieces", name(color)));
+        }
+    }
+    let other = !side;
+    if let Some(k) = board.king_of(other) {
+        if board.attacks_to(k, side, board.occupied()).any() {
+            flags.push(format!(
+                "{} in check with {} to move",
+                name(other),
+                name(side)
+            ));
+        }
+    }
+    let mut castling = String::new();
+    for (color, king_sq, rooks) in [
+        (
+            Color::White,
+            Square::E1,
+            [(Square::H1, 'K'), (Square::A1, 'Q')],
+        ),
+        (
+            Color::Black,
+            Square::E8,
+            [(Square::H8, 'k'), (Square::A8, 'q')],
+        ),
+    ] {
+        if board.piece_at(king_sq)
+            != Some(Piece {
+                color,
+                role: Role::King,
+            })
+        {
+            continue;
+        }
+        for (sq, ch) in rooks {
+            if board.piece_at(sq)
+                == Some(Piece {
+                    color,
+                    role: Role::Rook,
+                })
+            {
+                castling.push(ch);
+            }
+        }
+    }
+    if castling.is_empty() {
+        castling.push('-');
+    }
+    if flags.is_empty() {
+        let mut setup = shakmaty::Setup::empty();
+        setup.board = board;
+        setup.turn = side;
+        if let Err(e) = setup.position::<Chess>(CastlingMode::Standard) {
+            flags.push(e.to_string());
+        }
+    }
+    Sanity { castling, flags }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR";
+
+    #[test]
+    fn placement_round_trips() {
+        for fen in [
+            START,
+            "8/8/8/8/8/8/8/8",
+            "r3k2r/1b2bp1p/p3p1p1/q2p2P1/Pp2PP2/1P1BBQ2/1P5P/R4RK1",
+        ] {
+            assert_eq!(placement(&parse_placement(fen).unwrap()), fen);
+        }
+        for bad in [
+            "",
+            "8/8/8",
+            "9/8/8/8/8/8/8/8",
+            "7/8/8/8/8/8/8/8",
+            "x7/8/8/8/8/8/8/8",
+        ] {
+            assert!(parse_placement(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn orientation_from_pawns_and_kings() {
+        let g = parse_placement(START).unwrap();
+        assert_eq!(orientation_of(&g), Orientation::White);
+        assert_eq!(orientation_of(&turned(&g)), Orientation::Black);
+        let end = parse_placement("8/5k2/8/8/8/8/2K5/8").unwrap();
+        assert_eq!(orientation_of(&end), Orientation::White);
+        assert_eq!(orientation_of(&turned(&end)), Orientation::Black);
+        let empty = parse_placement("8/8/8/8/8/8/8/8").unwrap();
+        assert_eq!(orientation_of(&empty), Orientation::White);
+    }
+
+    #[test]
+    fn sane_start_position_has_all_castling_rights() {
+        let s = sanity(&parse_placement(START).unwrap(), Color::White);
+        assert_eq!(s.castling, "KQkq");
+        assert!(s.flags.is_empty(), "{:?}", s.flags);
+        let s = sanity(
+            &parse_placement("r3k3/8/8/8/8/8/8/4K2R").unwrap(),
+            Color::Black,
+        );
+        assert_eq!(s.castling, "Kq");
+        let s = sanity(
+            &parse_placement("4k3/8/8/8/8/8/8/R3K1R1").unwrap(),
+            Color::White,
+        );
+        assert_eq!(s.castling, "Q");
+    }
+
+    #[test]
+    fn sanity_flags_impossible_positions() {
+        let s = sanity(
+            &parse_placement("4k3/8/8/8/8/8/8/3KK3").unwrap(),
+            Color::White,
+        );
+        assert!(
+            s.flags.contains(&"2 white kings".to_string()),
+            "{:?}",
+            s.flags
+        );
+        let s = sanity(
+            &parse_placement("4k2P/8/8/8/8/8/8/4K3").unwrap(),
+            Color::White,
+        );
+        assert!(
+            s.flags.contains(&"white pawn on rank 8".to_string()),
+            "{:?}",
+            s.flags
+        );
+        let s = sanity(&parse_placement("8/8/8/8/8/8/8/4K3").unwrap(), Color::White);
+        assert!(
+            s.flags.contains(&"no black king".to_string()),
+            "{:?}",
+            s.flags
+        );
+        // Black king attacked by the rook, White to move: the side not to move is in check.
+        let g = parse_placement("4k3/8/8/8/8/8/8/R3K2R").unwrap();
+        assert!(sanity(&g, Color::White).flags.is_empty());
+        let g = parse_placement("4k3/8/8/8/8/8/8/4R1K1").unwrap();
+        let s = sanity(&g, Color::White);
+        assert_eq!(s.flags, ["black in check with white to move"]);
+        assert!(sanity(&g, Color::Black).flags.is_empty());
+    }
+
+    #[test]
+    fn classes_take_argmax_and_softmax() {
+        let mut logits = vec![[0.0f32; SQUARE_CLASSES]; 64];
+        logits[0][10] = 10.0; // black rook top left
+        logits[63][1] = 10.0; // white pawn bottom right
+        logits[5][0] = f32::NAN;
+        let (g, c) = classes(&logits);
+        assert_eq!(g[0][0].map(|p| p.char()), Some('r'));
+        assert_eq!(g[7][7].map(|p| p.char()), Some('P'));
+        assert!(c[0][0] > 0.99);
+        assert!(c[3][3] < 0.1);
+        assert!(c[0][5] <= 1.0);
+    }
+
+    /// A drawn board with no pieces reads as empty squares in the right place.
+    #[test]
+    fn empty_drawn_board_reads_empty() {
+        let sq = 40u32;
+        let img = GrayImage::from_fn(8 * sq + 40, 8 * sq + 40, |x, y| {
+            let inside = (20..20 + 8 * sq).contains(&x) && (20..20 + 8 * sq).contains(&y);
+            let dark = inside && ((x - 20) / sq + (y - 20) / sq) % 2 == 1;
+            image::Luma([if dark { 120 } else { 240 }])
+        });
+        let r = read_gray(&img, &BoardConfig::default()).unwrap();
+        assert!((r.corners[0][0] - 20.0).abs() <= 2.0, "{:?}", r.corners);
+        let empties = r.squares.iter().filter(|s| s.piece.is_none()).count();
+        assert!(empties >= 60, "{}", r.placement);
+        assert!(r.flags.iter().any(|f| f.contains("king")));
+        assert!(!r.side_given);
+    }
+}
