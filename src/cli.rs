@@ -449,10 +449,18 @@ fn eval_repair(args: &RepairEvalArgs) -> anyhow::Result<ExitCode> {
         opts.drop = drop;
     }
     let report = hamle::eval::run(&opts)?;
+    print_report(&report, args.json)
+}
+
+/// Prints an eval report as one JSON line or as its text table.
+fn print_report<R: serde::Serialize + std::fmt::Display>(
+    report: &R,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let mut out = io::stdout().lock();
-    if args.json {
+    if json {
         // To a string first: a serde_json error would hide a broken pipe from main.
-        let line = serde_json::to_string(&report)?;
+        let line = serde_json::to_string(report)?;
         writeln!(out, "{line}")?;
     } else {
         write!(out, "{report}")?;
@@ -582,15 +590,7 @@ fn eval_sheets(args: &SheetsEvalArgs) -> anyhow::Result<ExitCode> {
         cfg.ok_below = o;
     }
     let report = hamle::eval::sheets::run(&args.dir, &cfg, !args.no_second)?;
-    let mut out = io::stdout().lock();
-    if args.json {
-        let line = serde_json::to_string(&report)?;
-        writeln!(out, "{line}")?;
-    } else {
-        write!(out, "{report}")?;
-    }
-    out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    print_report(&report, args.json)
 }
 
 fn board(args: &BoardArgs) -> anyhow::Result<ExitCode> {
@@ -628,15 +628,7 @@ fn board(args: &BoardArgs) -> anyhow::Result<ExitCode> {
 
 fn eval_boards(args: &BoardsEvalArgs) -> anyhow::Result<ExitCode> {
     let report = hamle::eval::boards::run(&args.dir, &hamle::board::BoardConfig::default())?;
-    let mut out = io::stdout().lock();
-    if args.json {
-        let line = serde_json::to_string(&report)?;
-        writeln!(out, "{line}")?;
-    } else {
-        write!(out, "{report}")?;
-    }
-    out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    print_report(&report, args.json)
 }
 
 fn repair(cfg: &RepairConfig) -> anyhow::Result<ExitCode> {

@@ -59,33 +59,13 @@ pub struct BoardsReport {
     pub outcomes: Vec<BoardOutcome>,
 }
 
-/// Labelled pairs of a folder: (image, label), sorted by name.
+/// Labelled pairs of a folder: (image, `NAME.fen`), sorted by name.
 ///
 /// # Errors
 ///
 /// The folder cannot be read.
 pub fn labelled(dir: &Path) -> anyhow::Result<Vec<(PathBuf, PathBuf)>> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).with_context(|| format!("reading folder {}", dir.display()))? {
-        let p = e?.path();
-        let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
-            continue;
-        };
-        let Some(stem) = name.strip_suffix(".fen") else {
-            continue;
-        };
-        let img = [
-            "png", "jpg", "jpeg", "PNG", "JPG", "JPEG", "tif", "tiff", "webp",
-        ]
-        .iter()
-        .map(|ext| dir.join(format!("{stem}.{ext}")))
-        .find(|c| c.is_file());
-        if let Some(img) = img {
-            out.push((img, p));
-        }
-    }
-    out.sort();
-    Ok(out)
+    super::labelled_images(dir, ".fen")
 }
 
 /// Reads the boards of `dir` one after another (so each image's time is one core's: decoding,

@@ -34,3 +34,37 @@ pub mod repair;
 pub mod sheets;
 
 pub use repair::{run, RepairEvalOptions, RepairEvalReport};
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+/// Image files of a labelled folder: for every `NAME{label_suffix}`, the image `NAME.png`
+/// (or jpg, jpeg, tif, tiff, webp, any case) beside it. Pairs (image, label), sorted by
+/// name; labels without an image are left out.
+pub(crate) fn labelled_images(
+    dir: &Path,
+    label_suffix: &str,
+) -> anyhow::Result<Vec<(PathBuf, PathBuf)>> {
+    const EXTS: [&str; 6] = ["png", "jpg", "jpeg", "tif", "tiff", "webp"];
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).with_context(|| format!("reading folder {}", dir.display()))? {
+        let p = e?.path();
+        let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let Some(stem) = name.strip_suffix(label_suffix) else {
+            continue;
+        };
+        let img = EXTS
+            .iter()
+            .flat_map(|ext| [ext.to_string(), ext.to_uppercase()])
+            .map(|ext| dir.join(format!("{stem}.{ext}")))
+            .find(|c| c.is_file());
+        if let Some(img) = img {
+            out.push((img, p));
+        }
+    }
+    out.sort();
+    Ok(out)
+}

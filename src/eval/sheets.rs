@@ -57,27 +57,9 @@ pub struct SheetsReport {
     pub outcomes: Vec<SheetOutcome>,
 }
 
-/// Labelled pairs of a folder: (image, label), sorted by name.
+/// Labelled pairs of a folder: (image, `NAME.moves.txt`), sorted by name.
 pub fn labelled(dir: &Path) -> anyhow::Result<Vec<(PathBuf, PathBuf)>> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).with_context(|| format!("reading folder {}", dir.display()))? {
-        let p = e?.path();
-        let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
-            continue;
-        };
-        let Some(stem) = name.strip_suffix(".moves.txt") else {
-            continue;
-        };
-        let img = ["png", "jpg", "jpeg", "PNG", "JPG", "tif", "tiff", "webp"]
-            .iter()
-            .map(|ext| dir.join(format!("{stem}.{ext}")))
-            .find(|c| c.is_file());
-        if let Some(img) = img {
-            out.push((img, p));
-        }
-    }
-    out.sort();
-    Ok(out)
+    super::labelled_images(dir, ".moves.txt")
 }
 
 /// Reads the sheets of `dir` and compares them with their labels; with `pairs`, a sheet's
