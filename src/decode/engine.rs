@@ -488,6 +488,16 @@ impl<S: Scorer> Engine<'_, S> {
         out
     }
 
+    /// Whether state `si` of item `i` may take recovery steps (bad token, missing plies,
+    /// merge, split): they are costly to expand, so only hypotheses close to the best, or
+    /// among the first `recovery_top` of the beam and within `recovery_margin`, do.
+    fn may_recover(&self, i: usize, si: usize, s: &State) -> bool {
+        let c = self.costs;
+        let best = self.states[i].first().map_or(s.cost, |b| b.cost);
+        s.cost <= best + c.recovery_near
+            || (si < c.recovery_top && s.cost <= best + c.recovery_margin)
+    }
+
     fn expand(&mut self, i: usize, si: usize) {
         let s = self.states[i][si].clone();
         let from = (i, si);
@@ -523,7 +533,7 @@ impl<S: Scorer> Engine<'_, S> {
                 }
                 if !s.pending.is_empty() {
                     self.expand_pending(&s, from, i, reading, draw);
-                    let near_best = s.cost <= self.states[i][0].cost + c.recovery_margin;
+                    let near_best = self.may_recover(i, si, &s);
                     if s.pending.len() < c.max_pending && !junk && near_best {
                         self.push_bad(&s, from, i, reading, draw);
                     }
@@ -578,7 +588,7 @@ impl<S: Scorer> Engine<'_, S> {
                 if best > c.gate_skip || junk {
                     self.push_skip(i, from, s.cost + skip_cost);
                 }
-                let near_best = s.cost <= self.states[i][0].cost + c.recovery_margin;
+                let near_best = self.may_recover(i, si, &s);
                 if best > c.gate && !junk && near_best {
                     self.push_bad(&s, from, i, reading, draw);
                     // One ply missing just before this token.
@@ -901,7 +911,7 @@ impl<S: Scorer> Engine<'_, S> {
         let i = from.0;
         let p = s.next_ply();
         let agrees_now = number_cost(digits, p / 2 + 1) == 0.0 && black == (p % 2 == 1);
-        let near_best = s.cost <= self.states[i][0].cost + c.recovery_margin;
+        let near_best = self.may_recover(i, from.1, s);
         // d = number of plies the number says are missing before the next token.
         for d in 0..=(c.max_pending.saturating_sub(s.pending.len())) as u32 {
             let target = p + d;

@@ -96,8 +96,14 @@ pub struct Costs {
     /// Most plies hidden at once (missing, illegal, unreadable) before a token anchors them.
     pub max_pending: usize,
     /// Above the best state's cost by more than this, a state gets no recovery moves
-    /// (bad token, missing, merge, split): they are expensive and it is unlikely anyway.
+    /// (bad token, missing, merge, split): they are expensive to expand. The true path
+    /// often needs one while a few nats behind a wrong turn, so the margin is wide...
     pub recovery_margin: f32,
+    /// ...but beyond this much behind the best, only the first `recovery_top` states of
+    /// the beam get them (on 100 games at 10 % noise: 94.35 % of plies against 93.98 %
+    /// for the wide margin alone, in 21 % less time).
+    pub recovery_near: f32,
+    pub recovery_top: usize,
     /// Weight of an illegal/unreadable reading's text when guessing its hidden move.
     pub hidden_text_weight: f32,
     /// Most that an illegal/unreadable reading's text adds to its guessed move's cost: it
@@ -156,6 +162,8 @@ impl Costs {
             "max_hidden_children" => self.max_hidden_children = count(),
             "max_pending" => self.max_pending = count(),
             "recovery_margin" => self.recovery_margin = value,
+            "recovery_near" => self.recovery_near = value,
+            "recovery_top" => self.recovery_top = count(),
             "max_lookahead" => self.max_lookahead = count(),
             _ => return Err(format!("no decoder cost named `{name}`")),
         }
@@ -189,6 +197,8 @@ impl Default for Costs {
             max_hidden_children: 8,
             max_pending: 2,
             recovery_margin: 6.0,
+            recovery_near: 2.0,
+            recovery_top: 64,
             hidden_text_weight: 0.5,
             hidden_text_cap: 5.0,
             max_lookahead: 64,

@@ -66,6 +66,7 @@ fn sheet_costs() -> crate::decode::Costs {
         // Text needs recovery far from the best hypothesis (lost and merged tokens);
         // a sheet's cells are fixed, and the figures in the README were measured so.
         recovery_margin: 2.0,
+        recovery_near: 2.0,
         ..Default::default()
     }
 }
