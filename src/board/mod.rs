@@ -111,6 +111,11 @@ pub struct BoardReading {
     pub checker: f64,
     /// Rule problems of the position read (e.g. `two white kings`), never hidden.
     pub flags: Vec<String>,
+    /// Squares whose most likely class broke a rule no diagram breaks (one king each, no
+    /// pawn on the first or last rank) and that were taken as their best class that does
+    /// not, e.g. `e1 read as k, taken as K (one black king)`. Their confidence is the new
+    /// class's probability, so they are also listed as low-confidence squares.
+    pub rule_fixes: Vec<String>,
     /// Squares read with confidence below [`BoardConfig::low_confidence`].
     pub low_confidence: Vec<String>,
     /// Wall time of the whole reading, loading included.
@@ -176,7 +181,8 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
     let logits = model
         .run_board(&pixels)
         .map_err(|e| BoardError::Model(format!("{e:#}")))?;
-    let (grid, conf) = classes(&logits);
+    let (mut grid, mut conf) = classes(&logits);
+    let fixes = rule_fixes(&logits, &mut grid, &mut conf);
     let orientation = cfg.orientation.unwrap_or_else(|| orientation_of(&grid));
     let (canon, canon_conf) = match orientation {
         Orientation::White => (grid, conf),
@@ -190,6 +196,23 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
         side.fold_wb('w', 'b'),
         sanity.castling
     );
+    let changed: Vec<String> = fixes
+        .iter()
+        .map(|f| {
+            let (r, c) = match orientation {
+                Orientation::White => (f.row, f.col),
+                Orientation::Black => (7 - f.row, 7 - f.col),
+            };
+            let ch = |p: Option<Piece>| p.map_or('-', |p| p.char());
+            format!(
+                "{} read as {}, taken as {} ({})",
+                square_name(r, c),
+                ch(f.from),
+                ch(f.to),
+                f.why
+            )
+        })
+        .collect();
     let mut squares = Vec::with_capacity(64);
     let mut low = Vec::new();
     let mut confidence = 1.0f32;
@@ -222,6 +245,7 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
         locate_score: round3(bx.score),
         checker: round3(bx.checker),
         flags: sanity.flags,
+        rule_fixes: changed,
         low_confidence: low,
         seconds: t0.elapsed().as_secs_f64(),
         grid,
@@ -359,6 +383,163 @@ fn classes(logits: &[[f32; SQUARE_CLASSES]]) -> (Grid, [[f32; 8]; 8]) {
         };
     }
     (grid, conf)
+}
+
+/// A square changed by [`rule_fixes`] (grid as displayed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleFix {
+    pub row: usize,
+    pub col: usize,
+    pub from: Option<Piece>,
+    pub to: Option<Piece>,
+    pub why: &'static str,
+}
+
+/// Class indices of the kings and pawns (see [`piece_of_class`]).
+const WHITE_PAWN: usize = 1;
+const WHITE_KING: usize = 6;
+const BLACK_PAWN: usize = 7;
+const BLACK_KING: usize = 12;
+/// A fix may cost at most this much log-probability: beyond it the reading stays as it is
+/// and the rule checks flag it. (On the dev boards the fixes that made a board right cost
+/// under 1.7; a board cut one rank short asked for five fixes of about 4.6 each, which
+/// would only have hidden its flags.)
+const MAX_FIX_COST: f32 = 3.0;
+
+fn log_softmax(row: &[f32; SQUARE_CLASSES]) -> [f32; SQUARE_CLASSES] {
+    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let z: f32 = row.iter().map(|&v| (v - max).exp()).sum::<f32>().ln() + max;
+    let mut out = [f32::NEG_INFINITY; SQUARE_CLASSES];
+    for (o, &v) in out.iter_mut().zip(row) {
+        if v.is_finite() && z.is_finite() {
+            *o = v - z;
+        }
+    }
+    out
+}
+
+/// Makes the argmax reading obey what every diagram obeys, at the least cost in the
+/// model's log-probabilities: no pawn on the top or bottom row (ranks 1 and 8 in either
+/// orientation), exactly one king of each colour. A square is changed only to its best
+/// allowed class and only when that costs at most [`MAX_FIX_COST`]; the changes are
+/// returned (and their confidence becomes the new class's probability).
+pub fn rule_fixes(
+    logits: &[[f32; SQUARE_CLASSES]],
+    grid: &mut Grid,
+    conf: &mut [[f32; 8]; 8],
+) -> Vec<RuleFix> {
+    let lp: Vec<[f32; SQUARE_CLASSES]> = logits.iter().take(64).map(log_softmax).collect();
+    if lp.len() < 64 {
+        return Vec::new();
+    }
+    let mut class: Vec<usize> = lp
+        .iter()
+        .map(|r| {
+            r.iter()
+                .enumerate()
+                .max_by(|a, b| a.1.total_cmp(b.1))
+                .map_or(0, |(k, _)| k)
+        })
+        .collect();
+    let mut fixes = Vec::new();
+    let mut set = |i: usize, k: usize, class: &mut Vec<usize>, why: &'static str| {
+        let (r, c) = (i / 8, i % 8);
+        let to = piece_of_class(k).unwrap_or(None);
+        // A square changed twice (an extra black king that is the missing white one) is
+        // one fix: from what was read to what it became.
+        match fixes
+            .iter_mut()
+            .find(|f: &&mut RuleFix| (f.row, f.col) == (r, c))
+        {
+            Some(f) => {
+                f.to = to;
+                f.why = why;
+            }
+            None => fixes.push(RuleFix {
+                row: r,
+                col: c,
+                from: grid[r][c],
+                to,
+                why,
+            }),
+        }
+        grid[r][c] = to;
+        conf[r][c] = lp[i][k].exp();
+        class[i] = k;
+    };
+    // Pawns on the edge rows.
+    for i in (0..8).chain(56..64) {
+        if class[i] == WHITE_PAWN || class[i] == BLACK_PAWN {
+            let cur = lp[i][class[i]];
+            if let Some((k, v)) = lp[i]
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| *k != WHITE_PAWN && *k != BLACK_PAWN)
+                .max_by(|a, b| a.1.total_cmp(b.1))
+            {
+                if cur - v <= MAX_FIX_COST {
+                    set(i, k, &mut class, "no pawn on the first or last rank");
+                }
+            }
+        }
+    }
+    // One king of each colour: first drop extra kings (an extra black king is often the
+    // missing white one), then add a missing one where it costs least.
+    let kings = [
+        (
+            WHITE_KING,
+            BLACK_KING,
+            "no white king read",
+            "one white king",
+        ),
+        (
+            BLACK_KING,
+            WHITE_KING,
+            "no black king read",
+            "one black king",
+        ),
+    ];
+    for (king, _, _, why_more) in kings {
+        let found: Vec<usize> = (0..64).filter(|&i| class[i] == king).collect();
+        let keep = found
+            .iter()
+            .copied()
+            .max_by(|&a, &b| lp[a][king].total_cmp(&lp[b][king]));
+        for &i in &found {
+            if Some(i) == keep {
+                continue;
+            }
+            let edge = !(8..56).contains(&i);
+            let best = lp[i]
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| *k != king && !(edge && (*k == WHITE_PAWN || *k == BLACK_PAWN)))
+                .max_by(|a, b| a.1.total_cmp(b.1))
+                .map(|(k, v)| (k, *v));
+            if let Some((k, v)) = best {
+                if lp[i][king] - v <= MAX_FIX_COST {
+                    set(i, k, &mut class, why_more);
+                }
+            }
+        }
+    }
+    for (king, other, why_none, _) in kings {
+        if class.contains(&king) {
+            continue;
+        }
+        // A king is misread as another piece far more often than as an empty square:
+        // only occupied squares are candidates, so an empty board stays empty.
+        let best = (0..64)
+            .filter(|&i| class[i] != other && class[i] != 0)
+            .map(|i| (i, lp[i][class[i]] - lp[i][king]))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((i, cost)) = best {
+            if cost <= MAX_FIX_COST {
+                set(i, king, &mut class, why_none);
+            }
+        }
+    }
+    fixes
 }
 
 /// The grid turned 180°.
@@ -649,6 +830,62 @@ mod tests {
         let s = sanity(&g, Color::White);
         assert_eq!(s.flags, ["black in check with white to move"]);
         assert!(sanity(&g, Color::Black).flags.is_empty());
+    }
+
+    /// Logits of a board: every square empty (class 0 at 5), with the given squares'
+    /// classes and runner-ups.
+    fn board_logits(cells: &[(usize, usize, f32, usize, f32)]) -> Vec<[f32; SQUARE_CLASSES]> {
+        let mut l = vec![[0.0f32; SQUARE_CLASSES]; 64];
+        for row in &mut l {
+            row[0] = 5.0;
+        }
+        for &(i, k, v, k2, v2) in cells {
+            l[i] = [0.0; SQUARE_CLASSES];
+            l[i][k] = v;
+            l[i][k2] = v2;
+        }
+        l
+    }
+
+    #[test]
+    fn rule_fixes_make_one_king_each_at_least_cost() {
+        // Black kings read on e8 (sure) and e1 (unsure; white king its runner-up), no
+        // white king: e1 becomes the white king, in one fix.
+        let l = board_logits(&[(4, 12, 9.0, 0, 1.0), (60, 12, 5.0, 6, 4.0)]);
+        let (mut g, mut c) = classes(&l);
+        let fixes = rule_fixes(&l, &mut g, &mut c);
+        assert_eq!(fixes.len(), 1, "{fixes:?}");
+        assert_eq!((fixes[0].row, fixes[0].col), (7, 4));
+        assert_eq!(g[7][4].map(|p| p.char()), Some('K'));
+        assert_eq!(g[0][4].map(|p| p.char()), Some('k'));
+        assert!(c[7][4] < 0.5);
+    }
+
+    #[test]
+    fn rule_fixes_move_pawns_off_the_edge_rows_and_keep_costly_readings() {
+        // A white pawn on a8 whose runner-up is a white rook; kings present.
+        let l = board_logits(&[
+            (0, 1, 6.0, 4, 5.0),
+            (4, 12, 9.0, 0, 1.0),
+            (60, 6, 9.0, 0, 1.0),
+        ]);
+        let (mut g, mut c) = classes(&l);
+        let fixes = rule_fixes(&l, &mut g, &mut c);
+        assert_eq!(fixes.len(), 1);
+        assert_eq!(g[0][0].map(|p| p.char()), Some('R'));
+        // No king anywhere and nothing close to one: nothing is invented.
+        let l = board_logits(&[(10, 1, 20.0, 0, 0.0)]);
+        let mut l2 = l.clone();
+        for row in &mut l2 {
+            row[6] = -20.0;
+            row[12] = -20.0;
+        }
+        let (mut g, mut c) = classes(&l2);
+        assert!(rule_fixes(&l2, &mut g, &mut c).is_empty());
+        assert!(g
+            .iter()
+            .flatten()
+            .all(|p| p.is_none_or(|p| p.role != Role::King)));
     }
 
     #[test]
