@@ -215,3 +215,21 @@ fn eval_boards_on_a_made_folder() {
     ]);
     assert_ne!(o.status.code(), Some(0));
 }
+
+/// The bundled sample (a python-chess diagram on a page beside text; made by
+/// `scripts/make_board_sample.py`) reads as its label through the real binary.
+#[test]
+fn bundled_sample_reads_exactly() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let want = std::fs::read_to_string(dir.join("board-page.fen")).unwrap();
+    let img = dir.join("board-page.png");
+    let o = hamle(&["board", img.to_str().unwrap(), "--format", "fen"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let got = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(got.split_whitespace().next(), Some(want.trim()), "{got}");
+}
