@@ -233,3 +233,58 @@ fn bundled_sample_reads_exactly() {
     let got = String::from_utf8_lossy(&o.stdout);
     assert_eq!(got.split_whitespace().next(), Some(want.trim()), "{got}");
 }
+
+/// Two boards on one page: the larger one is read.
+#[test]
+fn of_two_boards_the_larger_is_read() {
+    let big = drawn_board(40, 0);
+    let small = drawn_board(24, 0);
+    let mut page = image::GrayImage::from_pixel(
+        big.width() + small.width() + 120,
+        big.height() + 80,
+        image::Luma([250]),
+    );
+    image::imageops::replace(&mut page, &small, 30, 40);
+    image::imageops::replace(&mut page, &big, (small.width() + 90) as i64, 40);
+    let r = board::read_gray(&page, &BoardConfig::default()).unwrap();
+    let x0 = r.corners[0][0];
+    let width = r.corners[1][0] - x0;
+    assert!((width - 320.0).abs() <= 4.0, "{:?}", r.corners);
+    assert!(
+        (x0 - (small.width() + 90) as f32).abs() <= 3.0,
+        "{:?}",
+        r.corners
+    );
+}
+
+/// Two real diagrams on one page, the smaller one a crisper lattice (it scores higher):
+/// still the larger one is read.
+#[test]
+fn of_two_dev_diagrams_the_larger_is_read() {
+    let Some(dir) = dev_dir() else { return };
+    let (Ok(a), Ok(b)) = (
+        image::open(dir.join("book-081a5ff01e.png")),
+        image::open(dir.join("book-1931e99a9a.png")),
+    ) else {
+        eprintln!("skipped: the two dev diagrams are missing");
+        return;
+    };
+    let a = a.to_luma8();
+    let b = b.to_luma8();
+    let b = image::imageops::resize(
+        &b,
+        b.width() * 6 / 10,
+        b.height() * 6 / 10,
+        image::imageops::FilterType::Triangle,
+    );
+    let mut page = image::GrayImage::from_pixel(
+        a.width() + b.width() + 60,
+        a.height().max(b.height()) + 40,
+        image::Luma([255]),
+    );
+    image::imageops::replace(&mut page, &a, 20, 20);
+    image::imageops::replace(&mut page, &b, i64::from(a.width() + 40), 20);
+    let r = board::read_gray(&page, &BoardConfig::default()).unwrap();
+    let want = std::fs::read_to_string(dir.join("book-081a5ff01e.fen")).unwrap();
+    assert_eq!(r.placement, want.trim());
+}

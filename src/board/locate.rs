@@ -42,6 +42,10 @@ pub const CANDIDATES: usize = 3;
 pub const MIN_SCORE: f32 = 0.25;
 /// Smallest [`BoardBox::checker`] that counts as a board.
 pub const MIN_CHECKER: f32 = 0.6;
+/// Boards scoring at least this share of the best board's score compete on size, so that
+/// a page with two diagrams answers with the larger one. (A dev diagram beside a 0.6×
+/// copy of another scored 0.53 of the small one: a crisper lattice. No dev board changed.)
+pub const LARGEST_WITHIN: f32 = 0.5;
 
 /// The board found: an axis-aligned box in image pixels (`x0, y0` top left, `x1, y1`
 /// bottom right, lines of the lattice) and how board-like it is.
@@ -441,7 +445,19 @@ pub fn locate(img: &GrayImage) -> Result<BoardBox, LocateError> {
             && c.0.contrast > 0.0
             && c.1.contrast > 0.0
     };
-    let Some(&(fx, fy, checker)) = cands.iter().find(|c| ok(c)) else {
+    // Of the boards that score nearly as well as the best, the largest: a page with two
+    // diagrams answers with the bigger one.
+    let best_ok = cands
+        .iter()
+        .find(|c| ok(c))
+        .map(|c| pair_score(&(c.0, c.1)));
+    let chosen = best_ok.and_then(|b| {
+        cands
+            .iter()
+            .filter(|c| ok(c) && pair_score(&(c.0, c.1)) >= LARGEST_WITHIN * b)
+            .max_by(|a, c| (a.0.size * a.1.size).total_cmp(&(c.0.size * c.1.size)))
+    });
+    let Some(&(fx, fy, checker)) = chosen else {
         let (score, checker) = cands
             .first()
             .map(|c| (c.0.score.min(c.1.score).max(0.0), c.2))
