@@ -25,6 +25,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cells_synth import ALPHABET, H, W  # noqa: E402
+from train_common import resume, save  # noqa: E402
 from ctc_text import cer, collapse  # noqa: E402
 
 C = len(ALPHABET) + 1
@@ -141,17 +142,7 @@ def main():
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=a.lr, total_steps=a.epochs * steps_per_epoch,
                                                 pct_start=0.1)
     ctc = nn.CTCLoss(blank=0, zero_infinity=True)
-    start_epoch, history = 0, []
-    if a.init and not os.path.exists(a.ckpt):
-        model.load_state_dict(torch.load(a.init, weights_only=False)["model"])
-        print(f"weights from {a.init}", flush=True)
-    if os.path.exists(a.ckpt):
-        st = torch.load(a.ckpt, weights_only=False)
-        model.load_state_dict(st["model"])
-        opt.load_state_dict(st["opt"])
-        sched.load_state_dict(st["sched"])
-        start_epoch, history = st["epoch"], st["history"]
-        print(f"resumed after epoch {start_epoch}", flush=True)
+    start_epoch, history = resume(model, opt, sched, a.init, a.ckpt)
     g = torch.Generator().manual_seed(a.seed)
     for epoch in range(start_epoch, a.epochs):
         perm = np.random.default_rng(a.seed * 1000 + epoch).permutation(len(labs))
@@ -183,10 +174,7 @@ def main():
             rec[k] = evaluate(model, vi, vl)
         history.append(rec)
         print(json.dumps(rec), flush=True)
-        os.makedirs(os.path.dirname(os.path.abspath(a.ckpt)), exist_ok=True)
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
-                    "epoch": epoch + 1, "history": history}, a.ckpt + ".tmp")
-        os.replace(a.ckpt + ".tmp", a.ckpt)
+        save(model, opt, sched, epoch + 1, history, a.ckpt)
         export(model, a.onnx, a.ckpt, history)
         model.train()
         if a.max_steps:

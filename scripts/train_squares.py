@@ -34,6 +34,7 @@ from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from boards_synth import S  # noqa: E402
+from train_common import resume, save  # noqa: E402
 
 CLASSES = ["empty", "P", "N", "B", "R", "Q", "K", "p", "n", "b", "r", "q", "k"]
 REAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data", "boards", "train",
@@ -179,17 +180,7 @@ def main():
     steps_per_epoch = len(labs) // a.bs
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=a.lr, total_steps=a.epochs * steps_per_epoch,
                                                 pct_start=0.15 if not a.init else 0.05)
-    start_epoch, history = 0, []
-    if a.init and not os.path.exists(a.ckpt):
-        model.load_state_dict(torch.load(a.init, weights_only=False)["model"])
-        print(f"weights from {a.init}", flush=True)
-    if os.path.exists(a.ckpt):
-        st = torch.load(a.ckpt, weights_only=False)
-        model.load_state_dict(st["model"])
-        opt.load_state_dict(st["opt"])
-        sched.load_state_dict(st["sched"])
-        start_epoch, history = st["epoch"], st["history"]
-        print(f"resumed after epoch {start_epoch}", flush=True)
+    start_epoch, history = resume(model, opt, sched, a.init, a.ckpt)
     g = torch.Generator().manual_seed(a.seed)
     for epoch in range(start_epoch, a.epochs):
         g.manual_seed(a.seed * 1000 + epoch)
@@ -221,10 +212,7 @@ def main():
         history.append(rec)
         print(json.dumps({k: (v if not isinstance(v, dict) else {kk: vv for kk, vv in v.items() if kk != "confusion"})
                           for k, v in rec.items()}), flush=True)
-        os.makedirs(os.path.dirname(os.path.abspath(a.ckpt)), exist_ok=True)
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
-                    "epoch": epoch + 1, "history": history}, a.ckpt + ".tmp")
-        os.replace(a.ckpt + ".tmp", a.ckpt)
+        save(model, opt, sched, epoch + 1, history, a.ckpt)
         with open(a.ckpt + ".history.json", "w") as fh:
             json.dump(history, fh, indent=1)
         export(model, a.onnx, check_x)

@@ -78,6 +78,15 @@ impl CellFrames {
     }
 }
 
+/// An ONNX model planned by tract for one fixed input shape.
+fn plan_for(bytes: &[u8], shape: [usize; 4]) -> TractResult<Plan> {
+    tract_onnx::onnx()
+        .model_for_read(&mut std::io::Cursor::new(bytes))?
+        .with_input_fact(0, f32::fact(shape).into())?
+        .into_optimized()?
+        .into_runnable()
+}
+
 /// The cell recognizer, ready to run.
 pub struct CellModel {
     plan: Plan,
@@ -96,14 +105,7 @@ impl CellModel {
 
     /// Loads an ONNX cell model at a fixed batch of 1.
     pub fn from_bytes(bytes: &[u8]) -> TractResult<CellModel> {
-        let plan = tract_onnx::onnx()
-            .model_for_read(&mut std::io::Cursor::new(bytes))?
-            .with_input_fact(
-                0,
-                f32::fact([1, 1, CELL_H as usize, CELL_W as usize]).into(),
-            )?
-            .into_optimized()?
-            .into_runnable()?;
+        let plan = plan_for(bytes, [1, 1, CELL_H as usize, CELL_W as usize])?;
         Ok(CellModel { plan })
     }
 
@@ -172,11 +174,7 @@ impl SquareModel {
     /// The bytes are not a model tract can load and plan at that input shape.
     pub fn from_bytes(bytes: &[u8]) -> TractResult<SquareModel> {
         let s = SQUARE_S as usize;
-        let plan = tract_onnx::onnx()
-            .model_for_read(&mut std::io::Cursor::new(bytes))?
-            .with_input_fact(0, f32::fact([SQUARE_BATCH, 1, s, s]).into())?
-            .into_optimized()?
-            .into_runnable()?;
+        let plan = plan_for(bytes, [SQUARE_BATCH, 1, s, s])?;
         Ok(SquareModel { plan })
     }
 

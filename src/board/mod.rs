@@ -340,6 +340,14 @@ fn resample(img: &GrayImage, b: [f32; 4], n: usize) -> Vec<f32> {
     out
 }
 
+/// The square model's class index of a piece (`None` = empty): the inverse of
+/// [`piece_of_class`].
+fn class_of_piece(p: Option<Piece>) -> usize {
+    p.map_or(0, |p| {
+        p.role as usize + if p.color == Color::White { 0 } else { 6 }
+    })
+}
+
 /// A class index of the square model as a piece (`None` = empty; `Err` = out of range).
 pub fn piece_of_class(k: usize) -> Result<Option<Piece>, usize> {
     const ROLES: [Role; 6] = [
@@ -432,15 +440,9 @@ pub fn rule_fixes(
     if lp.len() < 64 {
         return Vec::new();
     }
-    let mut class: Vec<usize> = lp
-        .iter()
-        .map(|r| {
-            r.iter()
-                .enumerate()
-                .max_by(|a, b| a.1.total_cmp(b.1))
-                .map_or(0, |(k, _)| k)
-        })
-        .collect();
+    // The classes as read (what `grid` holds), not a second argmax that could disagree
+    // with it on a degenerate row.
+    let mut class: Vec<usize> = grid.iter().flatten().map(|p| class_of_piece(*p)).collect();
     let mut fixes = Vec::new();
     let mut set = |i: usize, k: usize, class: &mut Vec<usize>, why: &'static str| {
         let (r, c) = (i / 8, i % 8);
@@ -845,6 +847,13 @@ mod tests {
             l[i][k2] = v2;
         }
         l
+    }
+
+    #[test]
+    fn class_of_piece_inverts_piece_of_class() {
+        for k in 0..SQUARE_CLASSES {
+            assert_eq!(class_of_piece(piece_of_class(k).unwrap()), k);
+        }
     }
 
     #[test]
