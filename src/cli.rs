@@ -7,19 +7,19 @@
 //! the pipeline itself lives in the library (`hamle::input`, `hamle::decode`,
 //! `hamle::output`). `anyhow` is used here and nowhere in the library.
 //!
-//! Commands: `repair`, `sheet`, `board` and their `eval` reports work; `read` and `batch`
-//! are defined (so the names of DESIGN.md's contract exist) and answer "not implemented yet"
-//! with exit code 2.
+//! Commands: `read`, `sheet`, `board`, `repair`, `batch` and the `eval` reports. The
+//! pipelines are the library's (`hamle::read`, `hamle::batch`, …); this file only picks the
+//! configuration, prints, and shows a batch's progress (an `indicatif` bar on a terminal).
 //!
 //! Exit codes: 0 every input read; 1 some input failed (each failure on stderr as
-//! `hamle: NAME: message`, the other inputs still written); 2 usage error or a command
-//! this version does not have. A closed stdout (broken pipe) counts as success.
+//! `hamle: NAME: message`, the other inputs still written); 2 usage error (clap's). A
+//! closed stdout (broken pipe) counts as success.
 
-use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::bail;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -31,12 +31,10 @@ use hamle::input::{read_text, Encoding, DEFAULT_MAX_BYTES};
 use hamle::notation::{lang, Lang, LANGS};
 use hamle::output::Format;
 use hamle::record::Game;
-use hamle::sheet::{SheetConfig, SheetReading};
+use hamle::sheet::SheetConfig;
 
 /// Exit code: some input failed.
 const EXIT_FAILED: u8 = 1;
-/// Exit code: usage error, or a command this version does not have.
-const EXIT_USAGE: u8 = 2;
 
 /// hamle: photos, scans and noisy move text of chess games into verified game records.
 #[derive(Debug, Parser)]
@@ -55,14 +53,16 @@ pub enum Command {
         #[command(subcommand)]
         command: EvalCommand,
     },
-    /// Auto-detect what each file holds (not implemented yet).
-    Read(PendingArgs),
+    /// Any file: scoresheet scans, board images, PDFs and multi-page TIFFs (every page), move
+    /// text — each page read by what it holds.
+    Read(ReadArgs),
     /// Scoresheet images (photos or scans) → the games written on them.
     Sheet(SheetArgs),
     /// Board images (diagrams, screenshots, photos of screens and pages) → the position as FEN.
     Board(BoardArgs),
-    /// Many files or PDFs, in parallel, resumable (not implemented yet).
-    Batch(PendingArgs),
+    /// Many files, folders or PDFs → one PGN and one JSON file per input, in parallel,
+    /// resumable, failures listed in OUTDIR/errors.jsonl.
+    Batch(BatchArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -76,11 +76,84 @@ pub enum EvalCommand {
     Boards(BoardsEvalArgs),
 }
 
-/// Whatever a command that does not exist yet was given.
+/// `hamle read`.
 #[derive(Debug, Args)]
-pub struct PendingArgs {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    pub args: Vec<OsString>,
+pub struct ReadArgs {
+    /// Inputs: images (PNG, JPEG, TIFF, WebP), PDFs, move text.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Output: `pgn` (games, and boards as positions with a FEN tag), `json` (one line per
+    /// game or board, with `kind` and `page`), `fen` (boards only), `tr`, any other
+    /// language code, or `text` (games in that notation, boards as FEN).
+    #[arg(long, default_value = "pgn", ignore_case = true, value_parser = read_format_parser())]
+    pub format: ReadFormat,
+
+    /// Notation of scoresheets and move text: `auto` detects it per game.
+    #[arg(long, default_value = "auto", ignore_case = true, value_parser = lang_parser())]
+    pub lang: LangChoice,
+
+    /// Beam width of the repair search (default: the engine's).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub beam: Option<u32>,
+}
+
+/// `hamle read --format`: a game format, or `fen`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadFormat {
+    Game(Format),
+    Fen,
+}
+
+fn read_format_parser() -> impl TypedValueParser<Value = ReadFormat> {
+    let names = ["pgn", "json", "text", "fen"]
+        .into_iter()
+        .chain(LANGS.iter().map(|l| l.code));
+    PossibleValuesParser::new(names).map(|s| match Format::parse(&s) {
+        Some(f) => ReadFormat::Game(f),
+        None => ReadFormat::Fen,
+    })
+}
+
+/// `hamle batch`.
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    /// Inputs: files and folders (walked, hidden entries left out).
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+
+    /// Output folder: NAME.pgn and NAME.json per input, errors.jsonl, summary.json.
+    #[arg(short = 'o', long = "out", value_name = "OUTDIR", required = true)]
+    pub out: PathBuf,
+
+    /// Worker threads (default: one per core).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub jobs: Option<u32>,
+
+    /// Skip inputs (and pages of documents) finished by an earlier run into OUTDIR.
+    #[arg(long)]
+    pub resume: bool,
+
+    /// Notation of scoresheets and move text: `auto` detects it per game.
+    #[arg(long, default_value = "auto", ignore_case = true, value_parser = lang_parser())]
+    pub lang: LangChoice,
+
+    /// Beam width of the repair search (default: the engine's).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub beam: Option<u32>,
+}
+
+/// The readers' configuration for `read` and `batch`.
+fn read_config(lang: LangChoice, beam: Option<u32>) -> hamle::read::ReadConfig {
+    let mut cfg = hamle::read::ReadConfig {
+        sheet: sheet_config(lang, beam),
+        ..Default::default()
+    };
+    cfg.text.lang = lang.0;
+    if let Some(b) = beam.and_then(|b| usize::try_from(b).ok()) {
+        cfg.text.beam = b;
+    }
+    cfg
 }
 
 /// `hamle repair`.
@@ -406,10 +479,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Eval {
             command: EvalCommand::Boards(args),
         } => eval_boards(&args),
-        Command::Read(_) => Ok(pending("read")),
+        Command::Read(args) => read(&args),
         Command::Sheet(args) => sheet(&args),
         Command::Board(args) => board(&args),
-        Command::Batch(_) => Ok(pending("batch")),
+        Command::Batch(args) => batch(&args),
     }
 }
 
@@ -424,13 +497,6 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
 /// A message on stderr, prefixed `hamle: `. A closed stderr is ignored.
 fn message(msg: &str) {
     let _ = writeln!(io::stderr().lock(), "hamle: {msg}");
-}
-
-fn pending(command: &str) -> ExitCode {
-    message(&format!(
-        "`{command}` is not implemented yet in this version"
-    ));
-    ExitCode::from(EXIT_USAGE)
 }
 
 fn eval_repair(args: &RepairEvalArgs) -> anyhow::Result<ExitCode> {
@@ -502,7 +568,8 @@ fn sheet(args: &SheetArgs) -> anyhow::Result<ExitCode> {
         match read {
             Ok(r) => {
                 if args.format == Format::Json {
-                    let line = serde_json::to_string(&sheet_json(&r, &name)?)?;
+                    let line =
+                        serde_json::to_string(&hamle::output::json::sheet_value(&r, &name)?)?;
                     writeln!(out, "{line}")?;
                 } else {
                     args.format.write_game(&r.game, &name, &mut out)?;
@@ -542,42 +609,6 @@ fn dump_cells(path: &std::path::Path, dir: &std::path::Path) -> anyhow::Result<(
     Ok(())
 }
 
-/// The game's JSON object plus the sheet's: each move's cell `box`, every used cell
-/// (`cells`), and what the layout found (`layout`).
-fn sheet_json(r: &SheetReading, name: &str) -> anyhow::Result<serde_json::Value> {
-    let mut v = hamle::output::json::to_value(&r.game, name)?;
-    if let Some(moves) = v.get_mut("moves").and_then(|m| m.as_array_mut()) {
-        for (m, c) in moves.iter_mut().zip(&r.cells) {
-            if let Some(o) = m.as_object_mut() {
-                o.insert("box".into(), serde_json::to_value(c.rect)?);
-            }
-        }
-    }
-    if let Some(o) = v.as_object_mut() {
-        o.insert("cells".into(), serde_json::to_value(&r.cells)?);
-        if !r.second_cells.is_empty() {
-            o.insert(
-                "second_cells".into(),
-                serde_json::to_value(&r.second_cells)?,
-            );
-        }
-        o.insert(
-            "layout".into(),
-            serde_json::json!({
-                "blocks": r.blocks,
-                "rows": r.rows,
-                "skew_degrees": (r.skew * 100.0).round() / 100.0,
-                "turned": r.turned,
-            }),
-        );
-        o.insert(
-            "seconds".into(),
-            serde_json::json!((r.seconds * 1000.0).round() / 1000.0),
-        );
-    }
-    Ok(v)
-}
-
 fn eval_sheets(args: &SheetsEvalArgs) -> anyhow::Result<ExitCode> {
     let mut cfg = sheet_config(args.lang, args.beam);
     if let Some(w) = args.ctc_weight {
@@ -604,14 +635,7 @@ fn board(args: &BoardArgs) -> anyhow::Result<ExitCode> {
             Ok(r) => match args.format {
                 BoardFormat::Fen => writeln!(out, "{}", r.fen)?,
                 BoardFormat::Json => {
-                    let mut v = serde_json::to_value(&r)?;
-                    if let Some(o) = v.as_object_mut() {
-                        o.insert("file".into(), serde_json::Value::String(name));
-                        o.insert(
-                            "seconds".into(),
-                            serde_json::json!((r.seconds * 1000.0).round() / 1000.0),
-                        );
-                    }
+                    let v = hamle::output::json::board_value(&r, &name)?;
                     let line = serde_json::to_string(&v)?;
                     writeln!(out, "{line}")?;
                 }
@@ -624,6 +648,245 @@ fn board(args: &BoardArgs) -> anyhow::Result<ExitCode> {
         }
     }
     finish(&mut out, failed)
+}
+
+fn read(args: &ReadArgs) -> anyhow::Result<ExitCode> {
+    let cfg = read_config(args.lang, args.beam);
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let mut failed = false;
+    for path in &args.files {
+        let name = path.display().to_string();
+        let doc = match hamle::pages::open(path) {
+            Ok(d) => d,
+            Err(err) => {
+                out.flush()?;
+                message(&format!("{name}: {err}"));
+                failed = true;
+                continue;
+            }
+        };
+        let multi = doc.pages() > 1;
+        let mut found = 0usize;
+        let mut last_err = None;
+        // Pages in parallel, a few at a time, printed in order as each group is done.
+        let group = 2 * rayon::current_num_threads();
+        let indices: Vec<usize> = (0..doc.pages()).collect();
+        for chunk in indices.chunks(group) {
+            use rayon::prelude::*;
+            let results: Vec<_> = chunk
+                .par_iter()
+                .map(|&i| {
+                    if let Some(text) = doc.text() {
+                        hamle::read::read_text(text, &cfg)
+                    } else {
+                        doc.page(i)
+                            .map_err(hamle::read::ReadError::Page)
+                            .and_then(|p| hamle::read::read_page(&p, &cfg))
+                    }
+                })
+                .collect();
+            for (&i, r) in chunk.iter().zip(results) {
+                let page = multi.then_some(i);
+                match r {
+                    Ok(content) => {
+                        found += 1;
+                        write_content(&content, &name, page, args.format, &mut out)?;
+                    }
+                    Err(err) => {
+                        let at = page.map_or(String::new(), |p| format!(" page {}", p + 1));
+                        if multi {
+                            out.flush()?;
+                            message(&format!("{name}{at}: {err}"));
+                        }
+                        last_err = Some(err);
+                    }
+                }
+            }
+        }
+        if found == 0 {
+            out.flush()?;
+            if !multi {
+                if let Some(err) = last_err {
+                    message(&format!("{name}: {err}"));
+                }
+            } else {
+                message(&format!("{name}: no page holds a game or a board"));
+            }
+            failed = true;
+        }
+    }
+    finish(&mut out, failed)
+}
+
+/// Writes what a page held in the chosen format.
+fn write_content(
+    content: &hamle::read::Content,
+    name: &str,
+    page: Option<usize>,
+    format: ReadFormat,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    use hamle::read::Content;
+    match (format, content) {
+        (ReadFormat::Game(Format::Json), _) => {
+            for v in content.values(name, page)? {
+                let line = serde_json::to_string(&v)?;
+                writeln!(out, "{line}")?;
+            }
+        }
+        (ReadFormat::Game(Format::Pgn), _) => write!(out, "{}", content.pgn(name, page))?,
+        (_, Content::Board(b)) => writeln!(out, "{}", b.fen)?,
+        (ReadFormat::Fen, _) => {
+            let at = page.map_or(String::new(), |p| format!(" page {}", p + 1));
+            message(&format!(
+                "{name}{at}: holds a game, not a board; --format fen prints boards only"
+            ));
+        }
+        (ReadFormat::Game(f), _) => {
+            for g in content.games() {
+                f.write_game(g, name, out)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Progress of a batch: a bar on a terminal, one line per finished input otherwise.
+struct BatchProgress {
+    bar: Option<indicatif::ProgressBar>,
+    files: AtomicUsize,
+    done: AtomicUsize,
+}
+
+impl hamle::batch::Progress for BatchProgress {
+    fn start(&self, files: usize) {
+        self.files.store(files, Ordering::Relaxed);
+        if let Some(b) = &self.bar {
+            b.set_message(format!("0/{files} files"));
+        }
+    }
+
+    fn pages_found(&self, pages: usize) {
+        if let Some(b) = &self.bar {
+            b.inc_length(pages as u64);
+        }
+    }
+
+    fn page_done(&self) {
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        }
+    }
+
+    fn file_done(&self, input: &hamle::batch::Input, outcome: &hamle::batch::FileOutcome) {
+        use hamle::batch::FileOutcome;
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        let files = self.files.load(Ordering::Relaxed);
+        let line = match outcome {
+            FileOutcome::Read(c) => format!(
+                "[{done}/{files}] {}: {} page{}, {} game{}, {} position{}, {} flagged ({:.2} s)",
+                input.display,
+                c.pages,
+                plural(c.pages),
+                c.games,
+                plural(c.games),
+                c.positions,
+                plural(c.positions),
+                c.flagged,
+                c.seconds
+            ),
+            FileOutcome::Resumed(_) => {
+                if let Some(b) = &self.bar {
+                    b.set_message(format!("{done}/{files} files"));
+                }
+                return;
+            }
+            FileOutcome::Failed(f) => format!(
+                "[{done}/{files}] {}: failed ({}): {}",
+                input.display, f.reason, f.error
+            ),
+        };
+        match &self.bar {
+            Some(b) => {
+                b.set_message(format!("{done}/{files} files"));
+                if matches!(outcome, FileOutcome::Failed(_)) {
+                    b.println(format!("hamle: {line}"));
+                }
+            }
+            None => message(&line),
+        }
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn batch(args: &BatchArgs) -> anyhow::Result<ExitCode> {
+    use std::io::IsTerminal;
+    let cfg = hamle::batch::BatchConfig {
+        out_dir: args.out.clone(),
+        jobs: args.jobs.map_or(0, |j| j as usize),
+        resume: args.resume,
+        read: read_config(args.lang, args.beam),
+    };
+    let (inputs, early) = hamle::batch::collect_inputs(&args.inputs, &args.out);
+    for f in &early {
+        message(&format!("{}: {}", f.file, f.error));
+    }
+    let bar = io::stderr().is_terminal().then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:30}] {pos}/{len} pages · {msg} · {per_sec} · ETA {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        b
+    });
+    let progress = BatchProgress {
+        bar,
+        files: AtomicUsize::new(0),
+        done: AtomicUsize::new(0),
+    };
+    let summary = hamle::batch::run(&inputs, &early, &cfg, &progress)?;
+    if let Some(b) = &progress.bar {
+        b.finish_and_clear();
+    }
+    let s = &summary;
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "files {} (read {}, finished earlier {}, failed {}) · pages {} (read now {}) · games {} · \
+         positions {} · flagged {} · failures {} · {:.1} s · {:.2} pages/s · jobs {}",
+        s.files,
+        s.files_read,
+        s.files_resumed,
+        s.files_failed,
+        s.pages,
+        s.pages_read,
+        s.games,
+        s.positions,
+        s.flagged,
+        s.failures,
+        s.seconds,
+        s.pages_per_second,
+        s.jobs
+    )?;
+    if s.failures > 0 {
+        writeln!(
+            out,
+            "failures are listed in {}",
+            args.out.join("errors.jsonl").display()
+        )?;
+    }
+    finish(&mut out, s.failures > 0)
 }
 
 fn eval_boards(args: &BoardsEvalArgs) -> anyhow::Result<ExitCode> {

@@ -13,11 +13,14 @@
 //! - [`rules`]: a thin layer over `shakmaty`: legal moves as spellable shapes, game end.
 //! - [`decode`]: the repair engine — a beam search over legal moves that scores what was
 //!   read against each move's spellings and reports doubt as data.
+//! - [`pages`]: input files (images, multi-page TIFF, PDF, text) into pages, one at a time.
 //! - [`vision`]: grey levels, binarization, deskew, ruled lines, crops.
 //! - [`sheet`]: scoresheets — the move grid from the printed lines, one image per cell,
 //!   recognition, and decoding (one copy or both players' copies together).
 //! - [`board`]: board images — the board's box, 64 square crops, the square classifier,
 //!   orientation and rule checks → the position as FEN.
+//! - [`read`]: what a page holds — a scoresheet, a board, move text — read by the right reader.
+//! - [`batch`]: many inputs in parallel into PGN and JSON files, resumable, with an error list.
 //! - [`model`]: the embedded ONNX models, run with tract.
 //! - [`record`]: the decoded game.
 //! - [`output`]: PGN, Turkish text, JSON.
@@ -27,6 +30,7 @@
 //!
 //! None yet.
 
+pub mod batch;
 pub mod board;
 pub mod decode;
 pub mod eval;
@@ -34,6 +38,8 @@ pub mod input;
 pub mod model;
 pub mod notation;
 pub mod output;
+pub mod pages;
+pub mod read;
 pub mod record;
 pub mod rules;
 pub mod sheet;

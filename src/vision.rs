@@ -12,12 +12,15 @@ use imageproc::geometric_transformations::{rotate_about_center, Interpolation};
 pub enum VisionError {
     /// The file could not be read or decoded as an image.
     Decode(String),
+    /// The image is over the size caps.
+    TooLarge(String),
 }
 
 impl std::fmt::Display for VisionError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             VisionError::Decode(e) => write!(f, "cannot decode the image: {e}"),
+            VisionError::TooLarge(e) => write!(f, "image too large: {e}"),
         }
     }
 }
@@ -27,21 +30,59 @@ impl std::error::Error for VisionError {}
 /// The longest side an image is worked at; larger photos are scaled down first.
 pub const MAX_SIDE: u32 = 3000;
 
+/// The longest side of an image that is decoded at all, in pixels.
+pub const MAX_IMAGE_SIDE: u32 = 20_000;
+/// The most memory one decoded image may take, in bytes.
+pub const MAX_IMAGE_BYTES: u64 = 768 * 1024 * 1024;
+
 /// Loads an image as grey levels (transparent parts read as white paper), scaled down so its
 /// longer side is at most [`MAX_SIDE`]. Returns the image and the scale applied (≤ 1).
+///
+/// Images over [`MAX_IMAGE_SIDE`] or [`MAX_IMAGE_BYTES`] are refused before decoding, and a
+/// JPEG without its end marker is refused as cut short (the decoder would fill it with grey).
+///
+/// # Errors
+///
+/// [`VisionError::Decode`] or [`VisionError::TooLarge`].
 pub fn load_gray(path: &Path) -> Result<(GrayImage, f32), VisionError> {
-    let img = image::ImageReader::open(path)
-        .map_err(|e| VisionError::Decode(format!("{}: {e}", path.display())))?
+    let err = |e: &dyn std::fmt::Display| VisionError::Decode(format!("{}: {e}", path.display()));
+    let mut reader = image::ImageReader::open(path)
+        .map_err(|e| err(&e))?
         .with_guessed_format()
-        .map_err(|e| VisionError::Decode(format!("{}: {e}", path.display())))?
-        .decode()
-        .map_err(|e| VisionError::Decode(format!("{}: {e}", path.display())))?;
+        .map_err(|e| err(&e))?;
+    if reader.format() == Some(image::ImageFormat::Jpeg)
+        && !jpeg_has_end(path).map_err(|e| err(&e))?
+    {
+        return Err(err(&"the JPEG is cut short (no end-of-image marker)"));
+    }
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(MAX_IMAGE_SIDE);
+    limits.max_image_height = Some(MAX_IMAGE_SIDE);
+    limits.max_alloc = Some(MAX_IMAGE_BYTES);
+    reader.limits(limits);
+    let img = reader.decode().map_err(|e| match e {
+        image::ImageError::Limits(l) => VisionError::TooLarge(format!("{}: {l}", path.display())),
+        e => err(&e),
+    })?;
     Ok(if img.color().has_alpha() {
         to_gray_scaled(&img)
     } else {
         // Owned and opaque: grey levels without another copy of a possibly huge page.
         scaled(img.into_luma8())
     })
+}
+
+/// Whether a JPEG file ends with its end-of-image marker (`FF D9`) within its last 4 KiB
+/// (some writers pad or append a little after it).
+fn jpeg_has_end(path: &Path) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path)?;
+    let len = f.seek(SeekFrom::End(0))?;
+    let tail = len.min(4096);
+    f.seek(SeekFrom::Start(len - tail))?;
+    let mut buf = Vec::with_capacity(tail as usize);
+    f.read_to_end(&mut buf)?;
+    Ok(buf.windows(2).any(|w| w == [0xFF, 0xD9]))
 }
 
 /// Grey levels of a decoded image, alpha composited over white, scaled to [`MAX_SIDE`].
@@ -61,7 +102,7 @@ pub fn to_gray_scaled(img: &DynamicImage) -> (GrayImage, f32) {
 }
 
 /// `g` scaled down so its longer side is at most [`MAX_SIDE`], and the scale applied.
-fn scaled(g: GrayImage) -> (GrayImage, f32) {
+pub fn scaled(g: GrayImage) -> (GrayImage, f32) {
     let side = g.width().max(g.height());
     if side > MAX_SIDE {
         let s = MAX_SIDE as f32 / side as f32;

@@ -124,6 +124,7 @@ fn dev_board_through_the_binary() {
     assert_eq!(v["placement"], want.trim());
     assert_eq!(v["orientation"], "white");
     assert_eq!(v["side_given"], true);
+    assert_eq!(v["side_from"], "given");
     assert!(v["fen"].as_str().unwrap().contains(" b "));
     assert_eq!(v["squares"].as_array().unwrap().len(), 64);
     assert_eq!(v["corners"].as_array().unwrap().len(), 4);
@@ -232,6 +233,12 @@ fn bundled_sample_reads_exactly() {
     );
     let got = String::from_utf8_lossy(&o.stdout);
     assert_eq!(got.split_whitespace().next(), Some(want.trim()), "{got}");
+    // The game ended with White's queen checking Black's king: Black is to move.
+    assert_eq!(got.split_whitespace().nth(1), Some("b"), "{got}");
+    let o = hamle(&["board", img.to_str().unwrap(), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["side_from"], "check");
+    assert!(v["flags"].as_array().unwrap().is_empty(), "{v}");
 }
 
 /// Two boards on one page: the larger one is read.

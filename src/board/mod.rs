@@ -94,8 +94,11 @@ pub struct BoardReading {
     pub orientation_given: bool,
     /// `w` or `b`.
     pub side_to_move: char,
-    /// Whether the side to move was given (`--side`); when not, `w` is assumed.
+    /// Whether the side to move was given (`--side`).
     pub side_given: bool,
+    /// Where the side to move comes from: `given`, `check` (Black's king is attacked and
+    /// White's is not, so Black must be to move) or `assumed` (White).
+    pub side_from: SideFrom,
     /// The lowest of the 64 squares' confidences (the board is as sure as its least sure
     /// square; a product would sink every board, the model's softmax being smoothed).
     pub confidence: f64,
@@ -188,7 +191,15 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
         Orientation::White => (grid, conf),
         Orientation::Black => (turned(&grid), turned(&conf)),
     };
-    let side = cfg.side.unwrap_or(Color::White);
+    // Not given: the side whose king is attacked must be the one to move (a diagram of the
+    // position after a check); else White, as books print most diagrams.
+    let (side, side_from) = match cfg.side {
+        Some(s) => (s, SideFrom::Given),
+        None if in_check(&canon, Color::Black) && !in_check(&canon, Color::White) => {
+            (Color::Black, SideFrom::Check)
+        }
+        None => (Color::White, SideFrom::Assumed),
+    };
     let sanity = sanity(&canon, side);
     let placement = placement(&canon);
     let fen = format!(
@@ -238,6 +249,7 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
         orientation_given: cfg.orientation.is_some(),
         side_to_move: side.fold_wb('w', 'b'),
         side_given: cfg.side.is_some(),
+        side_from,
         confidence: round3(confidence),
         displayed: self::placement(&grid),
         squares,
@@ -647,8 +659,16 @@ pub struct Sanity {
     pub flags: Vec<String>,
 }
 
-/// Rule checks on a canonical grid (row 0 = rank 8) with `side` to move.
-pub fn sanity(grid: &Grid, side: Color) -> Sanity {
+/// Where the side to move of a reading comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SideFrom {
+    Given,
+    Check,
+    Assumed,
+}
+
+fn board_of(grid: &Grid) -> shakmaty::Board {
     let mut board = shakmaty::Board::empty();
     for (r, row) in grid.iter().enumerate() {
         for (c, p) in row.iter().enumerate() {
@@ -657,6 +677,25 @@ pub fn sanity(grid: &Grid, side: Color) -> Sanity {
             }
         }
     }
+    board
+}
+
+/// Whether `color` has exactly one king and it is attacked (canonical grid).
+pub fn in_check(grid: &Grid, color: Color) -> bool {
+    let board = board_of(grid);
+    let kings = board.by_piece(Piece {
+        color,
+        role: Role::King,
+    });
+    kings.count() == 1
+        && board
+            .king_of(color)
+            .is_some_and(|k| board.attacks_to(k, !color, board.occupied()).any())
+}
+
+/// Rule checks on a canonical grid (row 0 = rank 8) with `side` to move.
+pub fn sanity(grid: &Grid, side: Color) -> Sanity {
+    let board = board_of(grid);
     let mut flags = Vec::new();
     let name = |c: Color| c.fold_wb("white", "black");
     for color in Color::ALL {

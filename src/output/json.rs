@@ -197,6 +197,71 @@ pub fn to_value(game: &Game, file: &str) -> serde_json::Result<serde_json::Value
     serde_json::to_value(GameView::new(game, file))
 }
 
+/// A scoresheet's JSON object: the game's ([`to_value`]) plus each move's cell `box`, every
+/// used cell (`cells`, and `second_cells` for the opponent's copy), what the layout found
+/// (`layout`: `blocks`, `rows`, `skew_degrees`, `turned`) and `seconds`.
+///
+/// # Errors
+///
+/// A [`serde_json::Error`] only if serialization fails.
+pub fn sheet_value(
+    r: &crate::sheet::SheetReading,
+    file: &str,
+) -> serde_json::Result<serde_json::Value> {
+    let mut v = to_value(&r.game, file)?;
+    if let Some(moves) = v.get_mut("moves").and_then(|m| m.as_array_mut()) {
+        for (m, c) in moves.iter_mut().zip(&r.cells) {
+            if let Some(o) = m.as_object_mut() {
+                o.insert("box".into(), serde_json::to_value(c.rect)?);
+            }
+        }
+    }
+    if let Some(o) = v.as_object_mut() {
+        o.insert("cells".into(), serde_json::to_value(&r.cells)?);
+        if !r.second_cells.is_empty() {
+            o.insert(
+                "second_cells".into(),
+                serde_json::to_value(&r.second_cells)?,
+            );
+        }
+        o.insert(
+            "layout".into(),
+            serde_json::json!({
+                "blocks": r.blocks,
+                "rows": r.rows,
+                "skew_degrees": (r.skew * 100.0).round() / 100.0,
+                "turned": r.turned,
+            }),
+        );
+        o.insert(
+            "seconds".into(),
+            serde_json::json!((r.seconds * 1000.0).round() / 1000.0),
+        );
+    }
+    Ok(v)
+}
+
+/// A board's JSON object: [`crate::board::BoardReading`]'s fields plus `file`, with
+/// `seconds` rounded to milliseconds.
+///
+/// # Errors
+///
+/// A [`serde_json::Error`] only if serialization fails.
+pub fn board_value(
+    r: &crate::board::BoardReading,
+    file: &str,
+) -> serde_json::Result<serde_json::Value> {
+    let mut v = serde_json::to_value(r)?;
+    if let Some(o) = v.as_object_mut() {
+        o.insert("file".into(), serde_json::Value::String(file.into()));
+        o.insert(
+            "seconds".into(),
+            serde_json::json!((r.seconds * 1000.0).round() / 1000.0),
+        );
+    }
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

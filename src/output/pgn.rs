@@ -62,6 +62,28 @@ pub fn write(game: &Game, w: &mut impl Write) -> io::Result<()> {
     write_wrapped(&words, LINE_WIDTH, w)
 }
 
+/// Writes a position without moves (a board read from an image) as one PGN game: the Seven
+/// Tag Roster with unknown values, `SetUp` and `FEN`, then `comment` (cleaned like every
+/// comment) and `*`.
+///
+/// # Errors
+///
+/// Whatever `w` returns.
+pub fn write_position(fen: &str, comment: &str, w: &mut impl Write) -> io::Result<()> {
+    for (name, default) in ROSTER {
+        write_tag(name, default, w)?;
+    }
+    write_tag("SetUp", "1", w)?;
+    write_tag("FEN", fen, w)?;
+    writeln!(w)?;
+    let mut words = Vec::new();
+    if !comment.trim().is_empty() {
+        push_comment(&mut words, comment);
+    }
+    words.push("*".to_string());
+    write_wrapped(&words, LINE_WIDTH, w)
+}
+
 /// [`write()`] into a `String`.
 pub fn to_string(game: &Game) -> String {
     let mut buf = Vec::new();
