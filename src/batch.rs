@@ -14,6 +14,7 @@
 //! | `NAME.json` | one JSON object per record, as `hamle read --format json` prints them (`kind` `sheet`, `board`, `text`, or `none` for a page of a document that held no chess) |
 //! | `errors.jsonl` | one object per failure: `file`, `page` (1-based or `null`), `reason` (`unreadable`, `not_chess`, `blank`, `no_game`, `model`, `output`), `error` |
 //! | `summary.json` | the [`Summary`] |
+//! | `report.html` | the review report ([`crate::report`]): every input's records, flagged first, with crops |
 //! | `.hamle/done/NAME.json` | the record that `NAME` is finished (size and time of the input it was read from, its counts and failures) |
 //! | `.hamle/pages/NAME/PAGE.json` | a finished page of a document still being read |
 //!
@@ -143,6 +144,8 @@ pub trait Progress: Sync {
     fn page_done(&self) {}
     /// An input is finished.
     fn file_done(&self, _input: &Input, _outcome: &FileOutcome) {}
+    /// Every input is finished; the review report is being written.
+    fn report(&self) {}
 }
 
 /// A [`Progress`] that reports nothing.
@@ -396,6 +399,11 @@ pub fn run(
     }
     log.flush();
     s.failures = log.count.load(Ordering::Relaxed);
+    progress.report();
+    let report = pool.install(|| write_report(inputs, &outcomes, cfg));
+    if let Err(e) = report {
+        return Err(BatchError::OutDir(cfg.out_dir.join("report.html"), e));
+    }
     s.seconds = round3(t0.elapsed().as_secs_f64());
     s.pages_per_second = if s.seconds > 0.0 {
         round3(s.pages_read as f64 / s.seconds)
@@ -405,6 +413,36 @@ pub fn run(
     let json = serde_json::to_vec_pretty(&s).unwrap_or_default();
     write_atomic(&cfg.out_dir.join("summary.json"), &json).map_err(out_err)?;
     Ok(s)
+}
+
+/// Writes `report.html` from the records on disk of every input read now or before.
+fn write_report(inputs: &[Input], outcomes: &[FileOutcome], cfg: &BatchConfig) -> io::Result<()> {
+    let sections: Vec<crate::report::Section> = inputs
+        .par_iter()
+        .zip(outcomes)
+        .filter(|(_, o)| !matches!(o, FileOutcome::Failed(_)))
+        .filter_map(|(input, _)| {
+            let text = fs::read_to_string(out_path(cfg, &input.name, "json")).ok()?;
+            let records: Vec<Value> = text
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect();
+            Some(crate::report::section(
+                &input.display,
+                &input.name,
+                &input.path,
+                &records,
+            ))
+        })
+        .collect();
+    let failures: Vec<Value> = fs::read_to_string(cfg.out_dir.join("errors.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let mut html = Vec::new();
+    crate::report::write("hamle review", &sections, &failures, &mut html)?;
+    write_atomic(&cfg.out_dir.join("report.html"), &html)
 }
 
 fn round3(x: f64) -> f64 {

@@ -779,6 +779,13 @@ impl hamle::batch::Progress for BatchProgress {
         }
     }
 
+    fn report(&self) {
+        match &self.bar {
+            Some(b) => b.set_message("writing report.html".to_string()),
+            None => message("writing report.html"),
+        }
+    }
+
     fn file_done(&self, input: &hamle::batch::Input, outcome: &hamle::batch::FileOutcome) {
         use hamle::batch::FileOutcome;
         let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;

@@ -21,6 +21,7 @@
 //!   orientation and rule checks → the position as FEN.
 //! - [`read`]: what a page holds — a scoresheet, a board, move text — read by the right reader.
 //! - [`batch`]: many inputs in parallel into PGN and JSON files, resumable, with an error list.
+//! - [`report`]: the HTML review report of a batch — crops beside readings, flagged first.
 //! - [`model`]: the embedded ONNX models, run with tract.
 //! - [`record`]: the decoded game.
 //! - [`output`]: PGN, Turkish text, JSON.
@@ -41,6 +42,7 @@ pub mod output;
 pub mod pages;
 pub mod read;
 pub mod record;
+pub mod report;
 pub mod rules;
 pub mod sheet;
 pub mod vision;

@@ -363,6 +363,22 @@ fn batch_reads_good_files_lists_bad_ones_and_resumes() {
         ]
     );
 
+    // The review report: every good input, the failures, crops and boards inline.
+    let html = fs::read_to_string(out.join("report.html")).unwrap();
+    for name in [
+        "board1.jpg",
+        "round2/board1.jpg",
+        "diagram.png",
+        "notes.txt",
+        "book.pdf",
+        "wall.png",
+    ] {
+        assert!(html.contains(name), "report lacks {name}");
+    }
+    assert!(html.contains("data:image/png;base64,") && html.contains("<svg"));
+    assert!(!html.contains("src=\"http") && !html.contains("<script"));
+    screenshot_if_chromium(&out.join("report.html"), &dir.join("report.png"));
+
     // Resume: nothing finished is read again; the failures are still listed.
     let pgn_time = fs::metadata(out.join("board1.pgn"))
         .unwrap()
@@ -389,6 +405,38 @@ fn batch_reads_good_files_lists_bad_ones_and_resumes() {
         pgn_time
     );
     let _ = fs::remove_dir_all(dir);
+}
+
+/// Renders `html` in headless Chromium when it is installed (Debian `chromium`) and checks
+/// the screenshot shows a page with content; skipped otherwise.
+fn screenshot_if_chromium(html: &Path, png: &Path) {
+    let Some(chromium) = ["chromium", "chromium-browser"].into_iter().find(|c| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }) else {
+        eprintln!("skipped: no chromium to render report.html");
+        return;
+    };
+    let o = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1000,1600",
+            &format!("file://{}", html.display()),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shot = image::open(png).unwrap().to_luma8();
+    let ink = shot.pixels().filter(|p| p[0] < 128).count();
+    assert!(
+        ink > 5_000,
+        "the rendered report is nearly blank ({ink} dark pixels)"
+    );
 }
 
 #[test]
