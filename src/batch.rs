@@ -28,7 +28,9 @@
 //! input's size and modification time, and every finished page of a document. One bad file
 //! (unreadable, no chess in it) is a failure in `errors.jsonl`, never the end of the run.
 //!
-//! Pages of one document are read in parallel like files; a page is decoded or drawn only
+//! A PDF whose text layer holds move text is a book ([`crate::book`]), read whole (its games
+//! run across pages) and redone whole on resume. Pages of other documents are read in
+//! parallel like files; a page is decoded or drawn only
 //! when a worker takes it, so memory grows with the number of workers, not of pages.
 
 use std::collections::HashSet;
@@ -567,15 +569,29 @@ fn run_one(
         Err(e) => return fail("unreadable", e.to_string()),
     };
     progress.pages_found(doc.pages());
-    let multi = doc.pages() > 1;
-    let parts: Vec<PagePart> = (0..doc.pages())
-        .into_par_iter()
-        .map(|i| {
-            let part = page_part(&doc, i, multi, input, cfg);
+    let book = doc.kind() == Kind::Pdf && crate::book::has_move_text(&doc);
+    let multi = doc.pages() > 1 && !book;
+    let parts: Vec<PagePart> = if book {
+        // A book is read whole: its games run across pages.
+        let part = make_part(
+            crate::read::read_book(&doc, &cfg.read),
+            &input.display,
+            None,
+        );
+        for _ in 0..doc.pages() {
             progress.page_done();
-            part
-        })
-        .collect();
+        }
+        vec![part]
+    } else {
+        (0..doc.pages())
+            .into_par_iter()
+            .map(|i| {
+                let part = page_part(&doc, i, multi, input, cfg);
+                progress.page_done();
+                part
+            })
+            .collect()
+    };
     let mut counts = Counts {
         pages: doc.pages(),
         pages_read: doc.pages(),

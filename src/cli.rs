@@ -666,6 +666,17 @@ fn read(args: &ReadArgs) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
+        if doc.kind() == hamle::pages::Kind::Pdf && hamle::book::has_move_text(&doc) {
+            match hamle::read::read_book(&doc, &cfg) {
+                Ok(content) => write_content(&content, &name, None, args.format, &mut out)?,
+                Err(err) => {
+                    out.flush()?;
+                    message(&format!("{name}: {err}"));
+                    failed = true;
+                }
+            }
+            continue;
+        }
         let multi = doc.pages() > 1;
         let mut found = 0usize;
         let mut last_err = None;
@@ -737,6 +748,11 @@ fn write_content(
         }
         (ReadFormat::Game(Format::Pgn), _) => write!(out, "{}", content.pgn(name, page))?,
         (_, Content::Board(b)) => writeln!(out, "{}", b.fen)?,
+        (_, Content::Boards(bs)) => {
+            for b in bs {
+                writeln!(out, "{}", b.fen)?;
+            }
+        }
         (ReadFormat::Fen, _) => {
             let at = page.map_or(String::new(), |p| format!(" page {}", p + 1));
             message(&format!(

@@ -19,6 +19,7 @@
 //!   recognition, and decoding (one copy or both players' copies together).
 //! - [`board`]: board images — the board's box, 64 square crops, the square classifier,
 //!   orientation and rule checks → the position as FEN.
+//! - [`book`]: born-digital book PDFs — the text layer into games, diagrams checked against them.
 //! - [`read`]: what a page holds — a scoresheet, a board, move text — read by the right reader.
 //! - [`batch`]: many inputs in parallel into PGN and JSON files, resumable, with an error list.
 //! - [`report`]: the HTML review report of a batch — crops beside readings, flagged first.
@@ -33,6 +34,7 @@
 
 pub mod batch;
 pub mod board;
+pub mod book;
 pub mod decode;
 pub mod eval;
 pub mod input;

@@ -232,6 +232,24 @@ impl Document {
         }
     }
 
+    /// The text layer of page `index`: every glyph with a Unicode mapping, in the pixels of
+    /// [`Document::page`]'s image. `None` for a document that is not a PDF.
+    ///
+    /// # Errors
+    ///
+    /// No such page, or a page without a size.
+    pub fn glyphs(&self, index: usize) -> Result<Option<Vec<crate::book::Glyph>>, PageError> {
+        let Inner::Pdf(pdf) = &self.inner else {
+            return Ok(None);
+        };
+        let page = pdf.pages().get(index).ok_or(PageError::NoSuchPage {
+            index,
+            pages: self.pages,
+        })?;
+        let scale = pdf_scale(page, index)?;
+        Ok(Some(crate::book::text::glyphs(page, scale)))
+    }
+
     /// Page `index` (0-based) as grey levels. Each call decodes or draws the page anew, so
     /// pages can be read from several threads at once and none is kept.
     ///
@@ -456,18 +474,25 @@ fn open_pdf(path: &Path) -> Result<hayro::hayro_syntax::Pdf, PageError> {
     })
 }
 
-fn pdf_page(pdf: &hayro::hayro_syntax::Pdf, index: usize) -> Result<(GrayImage, f32), PageError> {
-    let page = pdf.pages().get(index).ok_or(PageError::NoSuchPage {
-        index,
-        pages: pdf.pages().len(),
-    })?;
+/// Pixels per point a PDF page is drawn at: [`PDF_DPI`], less when the longer side would
+/// pass [`vision::MAX_SIDE`].
+fn pdf_scale(page: &hayro::hayro_syntax::page::Page<'_>, index: usize) -> Result<f32, PageError> {
     let (w, h) = page.render_dimensions();
     if !(w.is_finite() && h.is_finite() && w >= 1.0 && h >= 1.0) {
         return Err(PageError::Pdf(format!("page {} has no size", index + 1)));
     }
     let dpi_scale = PDF_DPI / 72.0;
     let fit = vision::MAX_SIDE as f32 / (w.max(h) * dpi_scale);
-    let scale = dpi_scale * fit.min(1.0);
+    Ok(dpi_scale * fit.min(1.0))
+}
+
+fn pdf_page(pdf: &hayro::hayro_syntax::Pdf, index: usize) -> Result<(GrayImage, f32), PageError> {
+    let page = pdf.pages().get(index).ok_or(PageError::NoSuchPage {
+        index,
+        pages: pdf.pages().len(),
+    })?;
+    let scale = pdf_scale(page, index)?;
+    let fit = scale / (PDF_DPI / 72.0);
     let settings = hayro::PixmapSettings {
         x_scale: scale,
         y_scale: scale,
@@ -487,7 +512,7 @@ fn pdf_page(pdf: &hayro::hayro_syntax::Pdf, index: usize) -> Result<(GrayImage, 
     for (o, p) in g.pixels_mut().zip(pixmap.data()) {
         o[0] = ((299 * p.r as u32 + 587 * p.g as u32 + 114 * p.b as u32) / 1000) as u8;
     }
-    Ok((g, fit.min(1.0)))
+    Ok((g, fit))
 }
 
 #[cfg(test)]

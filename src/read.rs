@@ -40,8 +40,12 @@ pub enum Content {
     Sheet(Box<SheetReading>),
     /// A board (a diagram, a screenshot, a photo).
     Board(Box<BoardReading>),
+    /// Several boards on one page (a book page with two diagrams), largest first.
+    Boards(Vec<BoardReading>),
     /// Move text and the games in it.
     Games(Vec<Game>),
+    /// A born-digital book: its games and diagrams (the whole document at once).
+    Book(Box<crate::book::Book>),
 }
 
 /// Why a page gave nothing.
@@ -103,16 +107,33 @@ pub fn read_page(page: &Page, cfg: &ReadConfig) -> Result<Content, ReadError> {
         Err(SheetError::Model(e)) => return Err(ReadError::Model(e)),
         Err(e) => e.to_string(),
     };
-    match crate::board::read_gray(&page.gray, &cfg.board) {
-        Ok(mut r) => {
+    match crate::board::read_all(&page.gray, &cfg.board, crate::book::MAX_DIAGRAMS) {
+        Ok(boards) if !boards.is_empty() => {
             let s = page.scale;
+            let mut boards: Vec<BoardReading> = boards;
             if s > 0.0 && s != 1.0 {
-                for c in &mut r.corners {
-                    c[0] /= s;
-                    c[1] /= s;
+                for b in &mut boards {
+                    for c in &mut b.corners {
+                        c[0] /= s;
+                        c[1] /= s;
+                    }
                 }
             }
-            Ok(Content::Board(Box::new(r)))
+            Ok(if boards.len() == 1 {
+                Content::Board(Box::new(boards.remove(0)))
+            } else {
+                Content::Boards(boards)
+            })
+        }
+        Ok(_) => {
+            let board = match crate::board::read_gray(&page.gray, &cfg.board) {
+                Err(e) => e.to_string(),
+                Ok(_) => "no board found".into(),
+            };
+            Err(ReadError::NotChess {
+                sheet: sheet_err,
+                board,
+            })
         }
         Err(BoardError::Model(e)) => Err(ReadError::Model(e)),
         Err(e) => Err(ReadError::NotChess {
@@ -143,8 +164,9 @@ impl Content {
     pub fn kind(&self) -> &'static str {
         match self {
             Content::Sheet(_) => "sheet",
-            Content::Board(_) => "board",
+            Content::Board(_) | Content::Boards(_) => "board",
             Content::Games(_) => "text",
+            Content::Book(_) => "book",
         }
     }
 
@@ -152,21 +174,42 @@ impl Content {
     pub fn games(&self) -> Vec<&Game> {
         match self {
             Content::Sheet(r) => vec![&r.game],
-            Content::Board(_) => Vec::new(),
+            Content::Board(_) | Content::Boards(_) => Vec::new(),
             Content::Games(g) => g.iter().collect(),
+            Content::Book(b) => b.games.iter().collect(),
         }
     }
 
     /// Number of positions found (1 for a board).
     pub fn positions(&self) -> usize {
-        usize::from(matches!(self, Content::Board(_)))
+        match self {
+            Content::Board(_) => 1,
+            Content::Boards(b) => b.len(),
+            Content::Book(b) => b.diagrams.len(),
+            _ => 0,
+        }
     }
 
     /// Number of records that ask for a human: flagged plies, plus a board with rule flags
     /// or low-confidence squares.
     pub fn flagged(&self) -> usize {
+        let board_doubt =
+            |b: &BoardReading| usize::from(!b.flags.is_empty() || !b.low_confidence.is_empty());
         match self {
-            Content::Board(b) => usize::from(!b.flags.is_empty() || !b.low_confidence.is_empty()),
+            Content::Board(b) => board_doubt(b),
+            Content::Boards(bs) => bs.iter().map(&board_doubt).sum(),
+            Content::Book(book) => {
+                let games: usize = book.games.iter().map(|g| g.flagged()).sum();
+                let diagrams = book
+                    .diagrams
+                    .iter()
+                    .filter(|d| {
+                        board_doubt(&d.board) > 0
+                            || matches!(d.check, crate::book::DiagramCheck::Differs(_))
+                    })
+                    .count();
+                games + diagrams
+            }
             _ => self.games().iter().map(|g| g.flagged()).sum(),
         }
     }
@@ -182,10 +225,15 @@ impl Content {
         let mut out = match self {
             Content::Sheet(r) => vec![json::sheet_value(r, file)?],
             Content::Board(b) => vec![json::board_value(b, file)?],
+            Content::Boards(bs) => bs
+                .iter()
+                .map(|b| json::board_value(b, file))
+                .collect::<Result<_, _>>()?,
             Content::Games(gs) => gs
                 .iter()
                 .map(|g| json::to_value(g, file))
                 .collect::<Result<_, _>>()?,
+            Content::Book(b) => return book_values(b, file),
         };
         for v in &mut out {
             if let Some(o) = v.as_object_mut() {
@@ -206,29 +254,37 @@ impl Content {
         };
         let mut buf = Vec::new();
         match self {
-            Content::Board(b) => {
-                let mut notes = vec![format!(
-                    "position read from {source}; confidence {:.2}",
-                    b.confidence
-                )];
-                match b.side_from {
-                    crate::board::SideFrom::Assumed => {
-                        notes.push("side to move not known (White assumed)".into())
+            Content::Board(b) => board_pgn(b, &source, &mut buf),
+            Content::Boards(bs) => {
+                for b in bs {
+                    board_pgn(b, &source, &mut buf);
+                }
+            }
+            Content::Book(book) => {
+                for (i, g) in book.games.iter().enumerate() {
+                    let mut g = g.clone();
+                    let page = book.game_pages.get(i).map_or(0, |p| p + 1);
+                    g.headers
+                        .push(("Source".into(), format!("{file}, page {page}")));
+                    let _ = pgn::write(&g, &mut buf);
+                    buf.push(b'\n');
+                }
+                for d in &book.diagrams {
+                    let mut note = format!(
+                        "diagram on {file}, page {}; confidence {:.2}",
+                        d.page + 1,
+                        d.board.confidence
+                    );
+                    if let Some((g, ply)) = d.after {
+                        note.push_str(&format!(
+                            "; printed after ply {ply} of game {}: {}",
+                            g + 1,
+                            check_words(d.check)
+                        ));
                     }
-                    crate::board::SideFrom::Check => {
-                        notes.push("Black to move (its king is in check)".into())
-                    }
-                    crate::board::SideFrom::Given => {}
+                    let _ = pgn::write_position(&d.board.fen, &note, &mut buf);
+                    buf.push(b'\n');
                 }
-                if !b.flags.is_empty() {
-                    notes.push(format!("flags: {}", b.flags.join(", ")));
-                }
-                if !b.low_confidence.is_empty() {
-                    notes.push(format!("unsure squares: {}", b.low_confidence.join(" ")));
-                }
-                // Writing to a Vec cannot fail.
-                let _ = pgn::write_position(&b.fen, &notes.join("; "), &mut buf);
-                buf.push(b'\n');
             }
             _ => {
                 for g in self.games() {
@@ -243,6 +299,89 @@ impl Content {
         }
         String::from_utf8_lossy(&buf).into_owned()
     }
+}
+
+/// A board as a PGN position with a comment on its doubt, and a blank line.
+fn board_pgn(b: &BoardReading, source: &str, buf: &mut Vec<u8>) {
+    let mut notes = vec![format!(
+        "position read from {source}; confidence {:.2}",
+        b.confidence
+    )];
+    match b.side_from {
+        crate::board::SideFrom::Assumed => {
+            notes.push("side to move not known (White assumed)".into())
+        }
+        crate::board::SideFrom::Check => notes.push("Black to move (its king is in check)".into()),
+        crate::board::SideFrom::Given => {}
+    }
+    if !b.flags.is_empty() {
+        notes.push(format!("flags: {}", b.flags.join(", ")));
+    }
+    if !b.low_confidence.is_empty() {
+        notes.push(format!("unsure squares: {}", b.low_confidence.join(" ")));
+    }
+    // Writing to a Vec cannot fail.
+    let _ = pgn::write_position(&b.fen, &notes.join("; "), buf);
+    buf.push(b'\n');
+}
+
+/// A book's records: its games (`kind` `game`, `page` of their first move text) and its
+/// diagrams (`kind` `board`, with `game` (1-based), `ply` and `check`: `matches`,
+/// `matches_near`, `differs` or `no_game`).
+fn book_values(b: &crate::book::Book, file: &str) -> serde_json::Result<Vec<Value>> {
+    let mut out = Vec::new();
+    for (i, g) in b.games.iter().enumerate() {
+        let mut v = json::to_value(g, file)?;
+        if let Some(o) = v.as_object_mut() {
+            let page = b.game_pages.get(i).map_or(Value::Null, |p| (p + 1).into());
+            o.insert("page".into(), page);
+            o.insert("kind".into(), "game".into());
+            o.insert("game".into(), (i + 1).into());
+        }
+        out.push(v);
+    }
+    for d in &b.diagrams {
+        let mut v = json::board_value(&d.board, file)?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("page".into(), (d.page + 1).into());
+            o.insert("kind".into(), "board".into());
+            o.insert(
+                "game".into(),
+                d.after.map_or(Value::Null, |(g, _)| (g + 1).into()),
+            );
+            o.insert("ply".into(), d.after.map_or(Value::Null, |(_, p)| p.into()));
+            o.insert("check".into(), serde_json::to_value(d.check)?);
+        }
+        out.push(v);
+    }
+    Ok(out)
+}
+
+fn check_words(c: crate::book::DiagramCheck) -> String {
+    use crate::book::DiagramCheck as D;
+    match c {
+        D::NoGame => "no game before it".into(),
+        D::Matches(_) => "matches the game".into(),
+        D::MatchesNear(p) => format!("matches the game after ply {p}"),
+        D::Differs(_) => "differs from the game's position there".into(),
+    }
+}
+
+/// Reads a PDF with move text in its text layer as a book.
+///
+/// # Errors
+///
+/// A page that cannot be drawn.
+pub fn read_book(doc: &crate::pages::Document, cfg: &ReadConfig) -> Result<Content, ReadError> {
+    let book_cfg = crate::book::BookConfig {
+        decode: cfg.text.clone(),
+        board: cfg.board.clone(),
+    };
+    let b = crate::book::read(doc, &book_cfg).map_err(ReadError::Page)?;
+    if b.games.is_empty() && b.diagrams.is_empty() {
+        return Err(ReadError::NoGame("no game or diagram in the book".into()));
+    }
+    Ok(Content::Book(Box::new(b)))
 }
 
 #[cfg(test)]

@@ -70,7 +70,7 @@ pub fn section(display: &str, name: &str, path: &Path, records: &[Value]) -> Sec
             page = doc.as_ref().and_then(|d| load_page(d, p));
         }
         match kind {
-            "sheet" | "text" => {
+            "sheet" | "text" | "game" => {
                 let (h, f) = game_html(r, page.as_ref().filter(|_| kind == "sheet"));
                 flagged += f;
                 html.push_str(&h);
@@ -366,7 +366,9 @@ fn board_html(r: &Value, page: Option<&Page>) -> (String, usize) {
         .as_array()
         .map(|a| a.iter().filter_map(|f| f.as_str()).collect())
         .unwrap_or_default();
-    let doubt = usize::from(!flags.is_empty() || !low.is_empty());
+    let check = r["check"]["result"].as_str();
+    let differs = check == Some("differs");
+    let doubt = usize::from(!flags.is_empty() || !low.is_empty() || differs);
     let crop = page.and_then(|p| {
         let c = r["corners"].as_array()?;
         let xs: Vec<f64> = c.iter().filter_map(|p| p[0].as_f64()).collect();
@@ -401,6 +403,22 @@ fn board_html(r: &Value, page: Option<&Page>) -> (String, usize) {
         esc(r["side_to_move"].as_str().unwrap_or("?")),
         esc(r["side_from"].as_str().unwrap_or("?"))
     );
+    if let (Some(c), Some(g)) = (check, r["game"].as_u64()) {
+        let ply = r["ply"].as_u64().unwrap_or(0);
+        let words = match c {
+            "matches" => "matches its game".to_string(),
+            "matches_near" => format!(
+                "matches its game after ply {}",
+                r["check"]["ply"].as_u64().unwrap_or(0)
+            ),
+            _ => "does not match its game".to_string(),
+        };
+        let _ = write!(
+            h,
+            "<p{}>printed after ply {ply} of game {g}: {words}</p>",
+            if differs { " class=flag" } else { "" }
+        );
+    }
     if !flags.is_empty() {
         let _ = write!(h, "<p class=flag>{}</p>", esc(&flags.join("; ")));
     }

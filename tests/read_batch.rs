@@ -500,3 +500,43 @@ fn killed_batch_loses_nothing_finished() {
     }
     let _ = fs::remove_dir_all(dir);
 }
+
+/// The bundled test book (`scripts/make_test_book.py --games 6 --seed 4`: real games typeset
+/// by Chromium with python-chess diagrams, truth beside it) reads exactly: every game, every
+/// diagram, each diagram found where its game reached that position.
+#[test]
+fn bundled_book_reads_exactly() {
+    let truth: Value =
+        serde_json::from_slice(&fs::read(sample("book.truth.json")).unwrap()).unwrap();
+    let o = hamle(&[
+        "read",
+        sample("book.pdf").to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let recs = lines(&o.stdout);
+    let games: Vec<&Value> = recs.iter().filter(|r| r["kind"] == "game").collect();
+    let boards: Vec<&Value> = recs.iter().filter(|r| r["kind"] == "board").collect();
+    let want_games = truth["games"].as_array().unwrap();
+    assert_eq!(games.len(), want_games.len());
+    for (g, t) in games.iter().zip(want_games) {
+        let want: Vec<String> = t["sans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(sans(g), want, "game {}", g["game"]);
+    }
+    let want_boards = truth["diagrams"].as_array().unwrap();
+    assert_eq!(boards.len(), want_boards.len());
+    for (b, t) in boards.iter().zip(want_boards) {
+        assert_eq!(b["placement"], t["fen"]);
+        assert_eq!(b["game"].as_u64(), t["game"].as_u64().map(|g| g + 1));
+        assert_eq!(b["ply"], t["ply"]);
+        assert_eq!(b["check"]["result"], "matches", "{b}");
+    }
+    // The players come from the headings.
+    assert_eq!(games[0]["headers"]["White"], want_games[0]["white"]);
+}

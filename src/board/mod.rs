@@ -24,7 +24,7 @@ pub mod locate;
 use std::path::Path;
 use std::time::Instant;
 
-use image::GrayImage;
+use image::{GrayImage, Luma};
 use serde::Serialize;
 use shakmaty::{CastlingMode, Chess, Color, File, Piece, Rank, Role, Square};
 
@@ -262,6 +262,71 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
         seconds: t0.elapsed().as_secs_f64(),
         grid,
     })
+}
+
+/// Every board in an image, largest first: the board [`read_gray`] reads, then the next one
+/// with the boards found so far painted white (with a margin for frames and coordinates),
+/// up to `max` boards. A later board must alternate light and dark clearly
+/// ([`EXTRA_MIN_CHECKER`]) and score at least half the first one's box. Empty when there is none; a model failure is an error.
+///
+/// # Errors
+///
+/// The square model fails.
+pub fn read_all(
+    img: &GrayImage,
+    cfg: &BoardConfig,
+    max: usize,
+) -> Result<Vec<BoardReading>, BoardError> {
+    let mut work = std::borrow::Cow::Borrowed(img);
+    let mut out: Vec<BoardReading> = Vec::new();
+    while out.len() < max {
+        let b = match read_gray(&work, cfg) {
+            Ok(b) => b,
+            Err(BoardError::Locate(_)) => break,
+            Err(e) => return Err(e),
+        };
+        // After the first board, only clear boards: text and tables left on a page can pass
+        // the one-board thresholds once the real board is painted out.
+        if let Some(first) = out.first() {
+            if b.checker < EXTRA_MIN_CHECKER || b.locate_score < 0.5 * first.locate_score {
+                break;
+            }
+        }
+        let r = bounds(&b.corners);
+        let m = (r[2] - r[0]) * 0.06;
+        let (x0, y0) = ((r[0] - m).max(0.0) as u32, (r[1] - m).max(0.0) as u32);
+        let x1 = ((r[2] + m).max(0.0) as u32).min(work.width());
+        let y1 = ((r[3] + m).max(0.0) as u32).min(work.height());
+        let w = work.to_mut();
+        for y in y0..y1 {
+            for x in x0..x1 {
+                w.put_pixel(x, y, Luma([255]));
+            }
+        }
+        out.push(b);
+    }
+    Ok(out)
+}
+
+/// Light/dark alternation a second or later board of a page needs (the first needs
+/// `locate::MIN_CHECKER`).
+pub const EXTRA_MIN_CHECKER: f64 = 0.8;
+
+/// The box around corners: left, top, right, bottom.
+pub fn bounds(corners: &[[f32; 2]; 4]) -> [f32; 4] {
+    let mut r = [
+        f32::INFINITY,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NEG_INFINITY,
+    ];
+    for c in corners {
+        r[0] = r[0].min(c[0]);
+        r[1] = r[1].min(c[1]);
+        r[2] = r[2].max(c[0]);
+        r[3] = r[3].max(c[1]);
+    }
+    r
 }
 
 /// `v` to 3 decimals, for the JSON.

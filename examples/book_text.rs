@@ -1,0 +1,32 @@
+//! Prints the text lines hamle finds in a PDF's text layer, page by page (a debugging aid for
+//! the book reader): `cargo run --release --example book_text -- book.pdf [PAGE]`.
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(path) = args.get(1) else {
+        eprintln!("usage: book_text FILE.pdf [PAGE]");
+        std::process::exit(2);
+    };
+    let doc = match hamle::pages::open(std::path::Path::new(path)) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            std::process::exit(1);
+        }
+    };
+    let only: Option<usize> = args.get(2).and_then(|p| p.parse().ok());
+    for i in 0..doc.pages() {
+        if only.is_some_and(|p| p != i + 1) {
+            continue;
+        }
+        let glyphs = doc.glyphs(i).ok().flatten().unwrap_or_default();
+        let width = glyphs.iter().map(|g| g.rect[2]).fold(0.0f32, f32::max) + 10.0;
+        println!("--- page {} ({} glyphs)", i + 1, glyphs.len());
+        for l in hamle::book::text::lines(&glyphs, width) {
+            println!(
+                "[c{} y{:.0} s{:.0}] {}",
+                l.column, l.rect[1], l.size, l.text
+            );
+        }
+    }
+}

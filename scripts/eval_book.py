@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Scores `hamle read` on a test book made by scripts/make_test_book.py.
+
+    python3 scripts/eval_book.py work-tmp/book/book.pdf [--truth work-tmp/book/book.truth.json]
+
+Games are compared in order (the book's game i with the truth's game i; a game hamle splits
+or merges shows as a count mismatch and as wrong plies); a ply is right when its English SAN
+equals the truth's. Diagrams are right when the placement is exact (matched by placement, each board read used once). Also prints what hamle's own diagram-vs-game check said, and the wall time.
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("pdf")
+    ap.add_argument("--truth")
+    ap.add_argument("--hamle", default=str(ROOT / "target" / "release" / "hamle"))
+    args = ap.parse_args()
+    pdf = Path(args.pdf)
+    truth_path = Path(args.truth) if args.truth else pdf.with_name("book.truth.json")
+    truth = json.loads(truth_path.read_text())
+    t0 = time.time()
+    r = subprocess.run([args.hamle, "read", str(pdf), "--format", "json"], capture_output=True, text=True)
+    wall = time.time() - t0
+    if r.returncode != 0:
+        print(r.stderr, file=sys.stderr)
+    recs = [json.loads(l) for l in r.stdout.splitlines()]
+    games = [x for x in recs if x.get("kind") in ("game", "text")]
+    boards = [x for x in recs if x.get("kind") == "board"]
+    right = total = exact = 0
+    for i, t in enumerate(truth["games"]):
+        got = [m["san"] for m in games[i]["moves"]] if i < len(games) else []
+        r_ = sum(1 for a, b in zip(got, t["sans"]) if a == b)
+        right += r_
+        total += len(t["sans"])
+        exact += int(got == t["sans"])
+    flagged = sum(1 for g in games for m in g["moves"] if m["status"] != "ok")
+    plies = sum(len(g["moves"]) for g in games)
+    # A diagram is right when a board read from the book has its exact placement (each board
+    # read counts once): the order of diagrams on a page is the layout's, not the truth's.
+    d_right = 0
+    unused = [b["placement"] for b in boards]
+    for t in truth["diagrams"]:
+        if t["fen"] in unused:
+            unused.remove(t["fen"])
+            d_right += 1
+    checks = {}
+    for b in boards:
+        c = (b.get("check") or {}).get("result", "none")
+        checks[c] = checks.get(c, 0) + 1
+    nd = len(truth["diagrams"])
+    print(f"{pdf}: {wall:.1f} s")
+    print(f"games: {len(games)} read, {len(truth['games'])} in the book; exact {exact}")
+    print(f"plies right: {right}/{total} = {100 * right / max(total, 1):.2f} %; flagged {flagged} of {plies}")
+    print(f"diagrams: {len(boards)} read, {nd} in the book; exact {d_right}/{nd} = {100 * d_right / max(nd, 1):.1f} %")
+    print(f"diagram checks: {checks}")
+
+
+if __name__ == "__main__":
+    main()

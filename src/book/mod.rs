@@ -1,0 +1,477 @@
+//! Printed books: a born-digital PDF's pages → its games (from the text layer, through the
+//! repair engine) and its diagrams (through the board reader), each diagram checked against
+//! the position its game reached where it is printed.
+//!
+//! Input: a [`Document`] whose pages carry a text layer (see [`has_move_text`]). Output: a
+//! [`Book`] — plain data: the games in order, the diagrams with their page, place and what
+//! the check against the game found.
+//!
+//! Steps:
+//! 1. per page (in parallel): the page drawn for the board reader, every diagram on it found
+//!    (the largest board, then the next with that one masked, up to [`MAX_DIAGRAMS`]); the
+//!    text layer's glyphs outside the diagrams grouped into columns and lines ([`text`]);
+//! 2. over the whole book, in reading order: each line is move text or not (a heading, a
+//!    caption, prose); a game starts where move numbers start again at 1 or after a result,
+//!    and the non-move lines just before it are its heading (`White – Black` gives the
+//!    players); each game's move text goes through [`crate::decode::repair_text`];
+//! 3. each diagram belongs to the move text printed before it: its game, and the ply that
+//!    text reached. The position the game reached there is compared with the diagram's.
+//!
+//! Scanned books (pages that are images) have no text layer; reading their printed text
+//! needs a line recognizer that hamle does not have yet, so their diagrams alone are read
+//! (by [`crate::read`], page by page).
+
+pub mod text;
+
+use rayon::prelude::*;
+use serde::Serialize;
+use shakmaty::{Chess, Position};
+
+use crate::board::{BoardConfig, BoardReading};
+use crate::decode::{repair_text, scorer, DecodeConfig};
+use crate::pages::{Document, PageError};
+use crate::record::Game;
+pub use text::{Glyph, Line};
+
+/// The most diagrams looked for on one page.
+pub const MAX_DIAGRAMS: usize = 4;
+
+/// A diagram of the book.
+#[derive(Debug, Clone)]
+pub struct Diagram {
+    /// 0-based page.
+    pub page: usize,
+    pub board: BoardReading,
+    /// Its box in the page's pixels: left, top, right, bottom.
+    pub rect: [f32; 4],
+    /// The game printed before it (index into [`Book::games`]) and the plies that game's
+    /// text had reached there.
+    pub after: Option<(usize, usize)>,
+    /// What the comparison with that game found.
+    pub check: DiagramCheck,
+}
+
+/// A diagram compared with the position of its game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "result", content = "ply")]
+pub enum DiagramCheck {
+    /// No game text before it.
+    NoGame,
+    /// Same placement as the game after this ply.
+    Matches(usize),
+    /// Same placement as the game a ply or two from where it is printed.
+    MatchesNear(usize),
+    /// No position of the game near there has this placement: the diagram or the moves
+    /// are misread (or the book prints a variation).
+    Differs(usize),
+}
+
+/// A book read.
+#[derive(Debug, Clone, Default)]
+pub struct Book {
+    pub games: Vec<Game>,
+    /// 0-based page of each game's first move text.
+    pub game_pages: Vec<usize>,
+    pub diagrams: Vec<Diagram>,
+    /// Pages with nothing read (no move text, no diagram).
+    pub empty_pages: Vec<usize>,
+}
+
+/// How to read a book.
+#[derive(Debug, Clone, Default)]
+pub struct BookConfig {
+    pub decode: DecodeConfig,
+    pub board: BoardConfig,
+}
+
+/// Whether the document's text layer holds move text: at least 40 move-like words on its
+/// first pages (up to 6).
+pub fn has_move_text(doc: &Document) -> bool {
+    let mut n = 0;
+    for i in 0..doc.pages().min(6) {
+        let Ok(Some(glyphs)) = doc.glyphs(i) else {
+            continue;
+        };
+        let lines = text::lines(&glyphs, 1e6);
+        for l in &lines {
+            n += l
+                .text
+                .split_whitespace()
+                .filter(|w| is_move_word(w))
+                .count();
+        }
+        if n >= 40 {
+            return true;
+        }
+    }
+    false
+}
+
+/// A word that is a move, a move number, or both (`12.Nf3`).
+fn is_move_word(w: &str) -> bool {
+    let t = w.trim_end_matches([',', ';', '!', '?']);
+    if is_result(t) {
+        return true;
+    }
+    if leading_number(t).is_none() && scorer::text_looks_like_move(&figurine_to_letters(t)) {
+        // A move, castling `0-0` included (whose leading 0 is no move number).
+        return true;
+    }
+    let rest = t.trim_start_matches(|c: char| c.is_ascii_digit());
+    let rest = rest.trim_start_matches('.');
+    let numbered = rest.len() < t.len();
+    if rest.is_empty() {
+        return numbered && t.ends_with('.');
+    }
+    scorer::text_looks_like_move(&figurine_to_letters(rest))
+}
+
+/// A result, or a part of one a line break left (`1/2-` then `1/2`).
+fn is_result(w: &str) -> bool {
+    matches!(
+        w,
+        "1-0" | "0-1" | "1/2-1/2" | "½-½" | "*" | "1/2" | "½" | "1/2-" | "½-" | "1-" | "0-"
+    )
+}
+
+/// Figurines (♔♕♖♗♘, either colour) as English piece letters.
+pub fn figurine_to_letters(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '♔' | '♚' => 'K',
+            '♕' | '♛' => 'Q',
+            '♖' | '♜' => 'R',
+            '♗' | '♝' => 'B',
+            '♘' | '♞' => 'N',
+            c => c,
+        })
+        .collect()
+}
+
+/// One page's findings.
+struct PageRead {
+    lines: Vec<Line>,
+    diagrams: Vec<(BoardReading, [f32; 4])>,
+}
+
+/// Reads every page of a book with a text layer.
+///
+/// # Errors
+///
+/// A page that cannot be drawn fails the book (its text would be missing from a game).
+pub fn read(doc: &Document, cfg: &BookConfig) -> Result<Book, PageError> {
+    let pages: Vec<Result<PageRead, PageError>> = (0..doc.pages())
+        .into_par_iter()
+        .map(|i| read_page(doc, i, cfg))
+        .collect();
+    let mut reads = Vec::with_capacity(pages.len());
+    for p in pages {
+        reads.push(p?);
+    }
+    Ok(assemble(&reads, cfg))
+}
+
+fn read_page(doc: &Document, i: usize, cfg: &BookConfig) -> Result<PageRead, PageError> {
+    let page = doc.page(i)?;
+    // A model failure reads as no diagram here; the page's text still counts.
+    let diagrams: Vec<(BoardReading, [f32; 4])> =
+        crate::board::read_all(&page.gray, &cfg.board, MAX_DIAGRAMS)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|b| {
+                let r = crate::board::bounds(&b.corners);
+                (b, r)
+            })
+            .collect();
+    let width = page.gray.width() as f32;
+    let glyphs: Vec<Glyph> = doc
+        .glyphs(i)?
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|g| {
+            let (cx, cy) = ((g.rect[0] + g.rect[2]) / 2.0, (g.rect[1] + g.rect[3]) / 2.0);
+            !diagrams.iter().any(|(_, r)| {
+                let m = (r[2] - r[0]) * 0.01;
+                cx >= r[0] - m && cx <= r[2] + m && cy >= r[1] - m && cy <= r[3] + m
+            })
+        })
+        .collect();
+    let lines = text::lines(&glyphs, width);
+    Ok(PageRead { lines, diagrams })
+}
+
+/// A game being collected from lines.
+#[derive(Default)]
+struct Pending {
+    heading: Vec<String>,
+    moves: String,
+    page: usize,
+    /// Highest move number seen.
+    max_number: u32,
+    ended: bool,
+}
+
+/// Where a diagram stands in the text flow.
+struct Placed {
+    diagram: (usize, BoardReading, [f32; 4]),
+    /// Index of the game being written and the move text before it.
+    game: Option<usize>,
+    text_before: String,
+}
+
+fn assemble(pages: &[PageRead], cfg: &BookConfig) -> Book {
+    let mut finished: Vec<Pending> = Vec::new();
+    let mut cur = Pending::default();
+    let mut heading: Vec<String> = Vec::new();
+    let mut placed: Vec<Placed> = Vec::new();
+    let mut empty_pages = Vec::new();
+    for (pi, p) in pages.iter().enumerate() {
+        let mut any = !p.diagrams.is_empty();
+        // Diagrams go into the flow after the last line above them in their column.
+        let mut pending_diagrams: Vec<&(BoardReading, [f32; 4])> = p.diagrams.iter().collect();
+        let column_of = |r: &[f32; 4]| {
+            let cx = (r[0] + r[2]) / 2.0;
+            p.lines
+                .iter()
+                .filter(|l| l.rect[0] <= cx && cx <= l.rect[2] + 1.0)
+                .map(|l| l.column)
+                .next()
+        };
+        let mut flush_diagrams =
+            |upto: Option<(usize, f32)>, cur: &Pending, finished: &Vec<Pending>| {
+                pending_diagrams.retain(|(b, r)| {
+                    let due = match upto {
+                        // Before a line of column `c` at top `y`: diagrams of that column
+                        // above it, or of an earlier column.
+                        Some((c, y)) => match column_of(r) {
+                            Some(dc) => dc < c || (dc == c && r[3] <= y),
+                            None => r[3] <= y,
+                        },
+                        None => true,
+                    };
+                    if due {
+                        let game = if cur.moves.trim().is_empty() {
+                            finished.len().checked_sub(1)
+                        } else {
+                            Some(finished.len())
+                        };
+                        placed.push(Placed {
+                            diagram: (pi, b.clone(), *r),
+                            game,
+                            text_before: if cur.moves.trim().is_empty() {
+                                finished.last().map(|g| g.moves.clone()).unwrap_or_default()
+                            } else {
+                                cur.moves.clone()
+                            },
+                        });
+                    }
+                    !due
+                });
+            };
+        for l in &p.lines {
+            flush_diagrams(Some((l.column, l.rect[1])), &cur, &finished);
+            let words: Vec<&str> = l.text.split_whitespace().collect();
+            if words.is_empty() {
+                continue;
+            }
+            let movelike = words.iter().filter(|w| is_move_word(w)).count();
+            // The rest of a word broken at a hyphen (`1-` / `0`, `O-` / `O`) continues it.
+            let continuation = cur.moves.ends_with('-') && words.len() <= 2;
+            let is_moves = continuation || (movelike * 2 >= words.len() && movelike > 0);
+            if !is_moves {
+                heading.push(l.text.clone());
+                continue;
+            }
+            any = true;
+            let first_number = words.first().and_then(|w| leading_number(w));
+            let restart = first_number == Some(1) && cur.max_number > 1;
+            if (restart || cur.ended) && !cur.moves.trim().is_empty() {
+                finished.push(std::mem::take(&mut cur));
+            }
+            if cur.moves.trim().is_empty() {
+                cur.heading = std::mem::take(&mut heading);
+                cur.page = pi;
+            } else {
+                // Captions and comments inside a game are not its heading.
+                heading.clear();
+            }
+            for w in &words {
+                if let Some(n) = leading_number(w) {
+                    cur.max_number = cur.max_number.max(n);
+                }
+                if is_result(w) && !w.ends_with('-') {
+                    cur.ended = true;
+                }
+            }
+            // A line broken at a hyphen (`O-` / `O`) joins without a space.
+            if !cur.moves.ends_with('-') {
+                cur.moves.push(' ');
+            }
+            cur.moves.push_str(&figurine_to_letters(&l.text));
+        }
+        flush_diagrams(None, &cur, &finished);
+        if !any {
+            empty_pages.push(pi);
+        }
+    }
+    if !cur.moves.trim().is_empty() {
+        finished.push(cur);
+    }
+    let decoded: Vec<Option<Game>> = finished
+        .par_iter()
+        .map(|g| {
+            let mut games = repair_text(&g.moves, &cfg.decode).ok()?;
+            let mut game = games.drain(..).next()?;
+            for (k, v) in players(&g.heading) {
+                if !game.headers.iter().any(|(h, _)| h == k) {
+                    game.headers.push((k.to_string(), v));
+                }
+            }
+            Some(game)
+        })
+        .collect();
+    // Keep the games that decoded; renumber the diagrams' game indices.
+    let mut index = vec![None; decoded.len()];
+    let mut book = Book {
+        empty_pages,
+        ..Book::default()
+    };
+    for (i, (g, p)) in decoded.into_iter().zip(&finished).enumerate() {
+        if let Some(g) = g {
+            index[i] = Some(book.games.len());
+            book.games.push(g);
+            book.game_pages.push(p.page);
+        }
+    }
+    for pl in placed {
+        let (page, board, rect) = pl.diagram;
+        let game = pl.game.and_then(|g| index.get(g).copied().flatten());
+        let plies = count_plies(&pl.text_before);
+        let (after, check) = match game {
+            Some(g) => (Some((g, plies)), check(&book.games[g], plies, &board)),
+            None => (None, DiagramCheck::NoGame),
+        };
+        book.diagrams.push(Diagram {
+            page,
+            board,
+            rect,
+            after,
+            check,
+        });
+    }
+    book
+}
+
+/// The number at the start of a word (`12.`, `12...Nf3`), if it is followed by a dot.
+fn leading_number(w: &str) -> Option<u32> {
+    let digits: String = w.chars().take_while(|c| c.is_ascii_digit()).collect();
+    if digits.is_empty() || !w[digits.len()..].starts_with('.') {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Plies written in move text: move-like words, numbers aside.
+fn count_plies(text: &str) -> usize {
+    text.split_whitespace()
+        .filter(|w| {
+            let rest = w
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .trim_start_matches('.');
+            !rest.is_empty() && is_move_word(w)
+        })
+        .count()
+}
+
+/// `White – Black` in a heading line (en dash, em dash or a spaced hyphen).
+fn players(heading: &[String]) -> Vec<(&'static str, String)> {
+    for l in heading.iter().rev() {
+        for sep in [" – ", " — ", " - "] {
+            if let Some((w, b)) = l.split_once(sep) {
+                let (w, b) = (w.trim(), b.trim());
+                if !w.is_empty() && !b.is_empty() && w.len() < 60 && b.len() < 60 {
+                    return vec![("White", w.to_string()), ("Black", b.to_string())];
+                }
+            }
+        }
+    }
+    Vec::new()
+}
+
+/// Compares a diagram with its game after `plies` plies (and one or two either side).
+fn check(game: &Game, plies: usize, board: &BoardReading) -> DiagramCheck {
+    let positions = positions(game);
+    let same = |k: usize| {
+        positions.get(k).is_some_and(|p| {
+            shakmaty::fen::Fen::from_position(p, shakmaty::EnPassantMode::Legal)
+                .to_string()
+                .split(' ')
+                .next()
+                == Some(board.placement.as_str())
+        })
+    };
+    if same(plies) {
+        return DiagramCheck::Matches(plies);
+    }
+    for d in [1usize, 2] {
+        for k in [plies.checked_sub(d), Some(plies + d)]
+            .into_iter()
+            .flatten()
+        {
+            if same(k) {
+                return DiagramCheck::MatchesNear(k);
+            }
+        }
+    }
+    DiagramCheck::Differs(plies)
+}
+
+/// The game's positions: before the first ply, then after each playable ply.
+fn positions(game: &Game) -> Vec<Chess> {
+    let mut pos = game.start.clone();
+    let mut out = vec![pos.clone()];
+    for p in &game.plies {
+        let Some(m) = &p.mv else { break };
+        let Ok(next) = pos.clone().play(*m) else {
+            break;
+        };
+        pos = next;
+        out.push(pos.clone());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn move_words() {
+        for w in [
+            "12.", "12.Nf3", "Nf3", "exd5", "O-O", "♘f3", "0-0-0", "Vxe7+", "23...Qd7",
+        ] {
+            assert!(is_move_word(w), "{w}");
+        }
+        assert!(is_move_word("1/2-") && is_move_word("1/2") && is_move_word("1-0"));
+        for w in ["Diagram", "after", "Moscow", "1985", "Game"] {
+            assert!(!is_move_word(w), "{w}");
+        }
+        assert_eq!(leading_number("12...Qd7"), Some(12));
+        assert_eq!(leading_number("1985"), None);
+        assert_eq!(count_plies("1. e4 e5 2. Nf3 3...Nc6"), 4);
+        assert_eq!(count_plies("9. 0-0 0-0-0 10.O-O"), 3);
+    }
+
+    #[test]
+    fn heading_players() {
+        let h = vec!["Game 3".to_string(), "Tal – Botvinnik".to_string()];
+        assert_eq!(
+            players(&h),
+            [
+                ("White", "Tal".to_string()),
+                ("Black", "Botvinnik".to_string())
+            ]
+        );
+        assert!(players(&["Chapter 1".to_string()]).is_empty());
+    }
+}
