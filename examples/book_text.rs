@@ -20,6 +20,14 @@ fn main() {
             continue;
         }
         let glyphs = doc.glyphs(i).ok().flatten().unwrap_or_default();
+        if std::env::var_os("GLYPHS").is_some() {
+            for g in glyphs.iter().take(60) {
+                println!(
+                    "{:?} x{:.1} end{:.1} ink{:.1}-{:.1} s{:.1}",
+                    g.text, g.x, g.end, g.rect[0], g.rect[2], g.size
+                );
+            }
+        }
         let width = glyphs.iter().map(|g| g.rect[2]).fold(0.0f32, f32::max) + 10.0;
         println!("--- page {} ({} glyphs)", i + 1, glyphs.len());
         for l in hamle::book::text::lines(&glyphs, width) {

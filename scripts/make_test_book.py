@@ -3,6 +3,8 @@
 typeset by headless Chromium in several typefaces and notations, and its truth beside it.
 
     python3 scripts/make_test_book.py --out work-tmp/book --games 24 --seed 1
+    python3 scripts/make_test_book.py --out work-tmp/book-p052 --games 60 --seed 5 --scanned \
+        --fonts P052 Carlito     # typefaces the word recognizer never trained on
 
 Writes OUT/book.pdf (a born-digital book: real text, vector diagrams), OUT/book.html (its
 source) and OUT/book.truth.json:
@@ -80,6 +82,8 @@ def main():
     ap.add_argument("--games", type=int, default=24)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--scanned", action="store_true")
+    ap.add_argument("--fonts", nargs="+", default=FONTS,
+                    help="typefaces the chapters cycle through (default: DejaVu and Liberation)")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -90,7 +94,7 @@ def main():
     # Chapters: each with its own typeface, notation, page layout.
     per_chapter = 4
     for c in range(0, len(games), per_chapter):
-        font = FONTS[(c // per_chapter) % len(FONTS)]
+        font = args.fonts[(c // per_chapter) % len(args.fonts)]
         style = ["en", "tr", "fig"][(c // per_chapter) % 3]
         cols = 2 if (c // per_chapter) % 2 == 1 else 1
         parts.append(

@@ -30,6 +30,9 @@ pub struct Glyph {
     /// advance; the ink's right edge when the font gives no advance).
     pub x: f32,
     pub end: f32,
+    /// Whether `rect` and `end` come from the glyph's outline and advance (a Type 3 glyph
+    /// has neither; its extent is a guess, and only space glyphs separate its words).
+    pub measured: bool,
     /// Font size in pixels.
     pub size: f32,
 }
@@ -57,8 +60,8 @@ impl<'a> Device<'a> for Collector {
     fn draw_glyph_run(&mut self, run: &GlyphRun<'_, 'a>, props: DrawProps<'a>, _: &DrawMode) {
         for g in run.glyphs() {
             let Some(text) = g.as_unicode().map(|u| match u {
-                BfString::Char(c) => c.to_string(),
-                BfString::String(s) => s,
+                BfString::Char(c) => unligature(c.to_string()),
+                BfString::String(s) => unligature(s),
             }) else {
                 continue;
             };
@@ -81,6 +84,7 @@ impl<'a> Device<'a> for Collector {
                 PdfGlyph::Outline(o) => o.advance_width(),
                 PdfGlyph::Type3(_) => None,
             };
+            let measured = ink.is_some();
             let rect = ink.unwrap_or_else(|| {
                 Rect::new(
                     origin.x,
@@ -99,16 +103,39 @@ impl<'a> Device<'a> for Collector {
                 ],
                 baseline: origin.y as f32,
                 x: origin.x as f32,
+                // The advance, or the ink's right edge where that is further (some fonts'
+                // advances come out short, which would read as spaces inside words).
                 end: advance
                     .filter(|a| a.is_finite() && *a > 0.0)
-                    .map_or(rect.x1 as f32, |a| (t * Point::new(a as f64, 0.0)).x as f32),
+                    .map_or(rect.x1 as f32, |a| {
+                        ((t * Point::new(a as f64, 0.0)).x as f32).max(rect.x1 as f32)
+                    }),
                 size,
+                measured,
             });
         }
     }
     fn draw_image(&mut self, _: Image<'a, '_>, _: ImageDrawProps<'a>) {}
     fn pop_clip(&mut self) {}
     fn pop_transparency_group(&mut self) {}
+}
+
+/// Typographic ligatures as their letters (`ﬀ` → `ff`; a move like `Rff2` is printed so).
+fn unligature(s: String) -> String {
+    if !s.chars().any(|c| ('\u{FB00}'..='\u{FB06}').contains(&c)) {
+        return s;
+    }
+    s.chars()
+        .map(|c| match c {
+            '\u{FB00}' => "ff".to_string(),
+            '\u{FB01}' => "fi".to_string(),
+            '\u{FB02}' => "fl".to_string(),
+            '\u{FB03}' => "ffi".to_string(),
+            '\u{FB04}' => "ffl".to_string(),
+            '\u{FB05}' | '\u{FB06}' => "st".to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 /// Every glyph with a Unicode mapping on `page`, in the pixels of the page drawn at `scale`
@@ -144,9 +171,7 @@ pub fn lines(glyphs: &[Glyph], page_width: f32) -> Vec<Line> {
     };
     let mut by_col: Vec<Vec<&Glyph>> = vec![Vec::new(); columns.len()];
     for g in glyphs {
-        if !g.text.trim().is_empty() {
-            by_col[col_of(g)].push(g);
-        }
+        by_col[col_of(g)].push(g);
     }
     let mut out = Vec::new();
     for (ci, mut gs) in by_col.into_iter().enumerate() {
@@ -166,16 +191,38 @@ pub fn lines(glyphs: &[Glyph], page_width: f32) -> Vec<Line> {
             sizes.sort_by(f32::total_cmp);
             let size = sizes[sizes.len() / 2];
             let mut text = String::new();
-            let mut rect = r[0].rect;
+            r.retain(|g| !g.text.is_empty());
+            let Some(first_glyph) = r.iter().find(|g| !g.text.trim().is_empty()) else {
+                continue;
+            };
+            let mut rect = first_glyph.rect;
             let mut prev_end: Option<f32> = None;
+            let mut space = false;
+            let mut first = true;
+            let mut prev_x: Option<f32> = None;
             for g in &r {
-                if let Some(pe) = prev_end {
-                    if g.x - pe > size * 0.15 {
-                        text.push(' ');
-                    }
+                if g.text.trim().is_empty() {
+                    // A space glyph: a word ends here, whatever the metrics say.
+                    space = true;
+                    continue;
                 }
+                let gap = prev_end.is_some_and(|pe| g.measured && g.x - pe > size * 0.15)
+                    // Two unmeasured glyphs: a step longer than any letter's advance.
+                    || prev_x.is_some_and(|px| !g.measured && g.x - px > size * 1.1);
+                if !first && (space || gap) {
+                    text.push(' ');
+                }
+                space = false;
+                first = false;
                 text.push_str(&g.text);
                 prev_end = Some(prev_end.map_or(g.end, |p| p.max(g.end)));
+                if g.measured {
+                    prev_x = None;
+                } else {
+                    // No advance known: the next glyph's gap is judged from origins only.
+                    prev_end = None;
+                    prev_x = Some(g.x);
+                }
                 rect = [
                     rect[0].min(g.rect[0]),
                     rect[1].min(g.rect[1]),
@@ -244,7 +291,14 @@ mod tests {
             x,
             end: x + 8.0,
             size: 14.0,
+            measured: true,
         }
+    }
+
+    #[test]
+    fn ligatures_split() {
+        assert_eq!(unligature("R\u{FB00}2".into()), "Rff2");
+        assert_eq!(unligature("Nf3".into()), "Nf3");
     }
 
     #[test]
@@ -260,9 +314,16 @@ mod tests {
         gs.push(g("5", 18.0, 130.0));
         gs.push(g("x", 500.0, 90.0));
         gs.push(g("y", 500.0, 140.0));
+        // An unmeasured glyph (Type 3) joins its word; a space glyph separates.
+        gs.push(Glyph {
+            measured: false,
+            ..g("x", 512.0, 140.0)
+        });
+        gs.push(g(" ", 520.0, 140.0));
+        gs.push(g("z", 526.0, 140.0));
         let ls = lines(&gs, 1000.0);
         let texts: Vec<(&str, usize)> = ls.iter().map(|l| (l.text.as_str(), l.column)).collect();
-        assert_eq!(texts, [("1. e4", 0), ("e5", 0), ("x", 1), ("y", 1)]);
+        assert_eq!(texts, [("1. e4", 0), ("e5", 0), ("x", 1), ("yx z", 1)]);
         assert!(lines(&[], 100.0).is_empty());
     }
 }
