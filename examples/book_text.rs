@@ -1,4 +1,4 @@
-//! Prints the text lines hamle finds in a PDF's text layer, page by page (a debugging aid for
+//! Prints the text lines hamle finds in a PDF's text layer (or reads on a scanned page), page by page (a debugging aid for
 //! the book reader): `cargo run --release --example book_text -- book.pdf [PAGE]`.
 
 fn main() {
@@ -30,7 +30,20 @@ fn main() {
         }
         let width = glyphs.iter().map(|g| g.rect[2]).fold(0.0f32, f32::max) + 10.0;
         println!("--- page {} ({} glyphs)", i + 1, glyphs.len());
-        for l in hamle::book::text::lines(&glyphs, width) {
+        let lines = if glyphs.is_empty() {
+            // A scanned page: the words as the word model reads them.
+            let Ok(page) = doc.page(i) else { continue };
+            let boards =
+                hamle::board::read_all(&page.gray, &Default::default(), 4).unwrap_or_default();
+            let rects: Vec<[f32; 4]> = boards
+                .iter()
+                .map(|b| hamle::board::bounds(&b.corners))
+                .collect();
+            hamle::book::scanned_lines(&page.gray, &rects)
+        } else {
+            hamle::book::text::lines(&glyphs, width)
+        };
+        for l in lines {
             println!(
                 "[c{} y{:.0} s{:.0}] {}",
                 l.column, l.rect[1], l.size, l.text

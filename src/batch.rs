@@ -28,8 +28,9 @@
 //! input's size and modification time, and every finished page of a document. One bad file
 //! (unreadable, no chess in it) is a failure in `errors.jsonl`, never the end of the run.
 //!
-//! A PDF whose text layer holds move text is a book ([`crate::book`]), read whole (its games
-//! run across pages) and redone whole on resume. Pages of other documents are read in
+//! A book ([`crate::book::is_book`]: move text in a PDF's text layer, or printed moves on
+//! its first scanned pages) is read whole (its games run across pages) and redone whole on
+//! resume. Pages of other documents are read in
 //! parallel like files; a page is decoded or drawn only
 //! when a worker takes it, so memory grows with the number of workers, not of pages.
 
@@ -569,7 +570,7 @@ fn run_one(
         Err(e) => return fail("unreadable", e.to_string()),
     };
     progress.pages_found(doc.pages());
-    let book = doc.kind() == Kind::Pdf && crate::book::has_move_text(&doc);
+    let book = crate::book::is_book(&doc);
     let multi = doc.pages() > 1 && !book;
     let parts: Vec<PagePart> = if book {
         // A book is read whole: its games run across pages.

@@ -666,7 +666,7 @@ fn read(args: &ReadArgs) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
-        if doc.kind() == hamle::pages::Kind::Pdf && hamle::book::has_move_text(&doc) {
+        if hamle::book::is_book(&doc) {
             match hamle::read::read_book(&doc, &cfg) {
                 Ok(content) => write_content(&content, &name, None, args.format, &mut out)?,
                 Err(err) => {
@@ -751,6 +751,11 @@ fn write_content(
         (_, Content::Boards(bs)) => {
             for b in bs {
                 writeln!(out, "{}", b.fen)?;
+            }
+        }
+        (ReadFormat::Fen, Content::Book(book)) => {
+            for d in &book.diagrams {
+                writeln!(out, "{}", d.board.fen)?;
             }
         }
         (ReadFormat::Fen, _) => {

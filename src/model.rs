@@ -17,6 +17,13 @@ pub const CELL_W: u32 = 128;
 /// Output classes after the CTC blank (index 0), in order. Must match `scripts/cells_synth.py`.
 pub const CELL_ALPHABET: &str = "abcdefgh12345678KQRBNŞSVFAx+#=O0-.p";
 
+/// The printed-word recognizer (CRNN + CTC), see `models/words.md`: one word cut from a
+/// scanned book page, in the cell model's input size.
+pub const WORD_ONNX: &[u8] = include_bytes!("../models/words.onnx");
+/// Output classes of the word recognizer after the CTC blank, in order (figurines read as
+/// English letters). Must match `scripts/words_synth.py`.
+pub const WORD_ALPHABET: &str = "abcdefgh0123456789KQRBNŞVFAx+#=O-.!?/½*";
+
 /// The board square classifier (small CNN), see `models/squares.md`: one board = one batch
 /// of 64 grey crops, 32×32, `pixel / 255`; 13 logits per crop.
 pub const SQUARE_ONNX: &[u8] = include_bytes!("../models/squares.onnx");
@@ -43,9 +50,14 @@ impl CellFrames {
         self.logp[t * self.classes + c]
     }
 
-    /// The best path, collapsed (greedy CTC decoding).
+    /// The best path, collapsed (greedy CTC decoding), in the cell model's alphabet.
     pub fn greedy(&self) -> String {
-        let alphabet: Vec<char> = CELL_ALPHABET.chars().collect();
+        self.greedy_in(CELL_ALPHABET)
+    }
+
+    /// The best path, collapsed, in `alphabet` (class `k` is its `k - 1`th character).
+    pub fn greedy_in(&self, alphabet: &str) -> String {
+        let alphabet: Vec<char> = alphabet.chars().collect();
         let mut out = String::new();
         let mut prev = 0;
         for t in 0..self.frames {
@@ -63,6 +75,19 @@ impl CellFrames {
             prev = k;
         }
         out
+    }
+
+    /// The lowest of the frames' best probabilities.
+    pub fn min_frame_prob(&self) -> f32 {
+        (0..self.frames)
+            .map(|t| {
+                self.logp[t * self.classes..(t + 1) * self.classes]
+                    .iter()
+                    .cloned()
+                    .fold(f32::MIN, f32::max)
+            })
+            .fold(0.0f32, f32::min)
+            .exp()
     }
 
     /// Log-probability of the best path (its frames' maxima summed).
@@ -208,6 +233,67 @@ impl SquareModel {
     }
 }
 
+/// The printed-word recognizer, ready to run.
+pub struct WordModel {
+    cells: CellModel,
+}
+
+static WORD_MODEL: OnceLock<Result<WordModel, String>> = OnceLock::new();
+
+impl WordModel {
+    /// The embedded model, loaded on first use.
+    ///
+    /// # Errors
+    ///
+    /// The embedded model does not load (a build problem; a test checks it does).
+    pub fn get() -> Result<&'static WordModel, String> {
+        WORD_MODEL
+            .get_or_init(|| {
+                CellModel::from_bytes(WORD_ONNX)
+                    .map(|cells| WordModel { cells })
+                    .map_err(|e| format!("{e:#}"))
+            })
+            .as_ref()
+            .map_err(|e| format!("cannot load the word model: {e}"))
+    }
+
+    /// Reads word crops (each the word's ink box plus 2 pixels a side, as cut from the
+    /// page), in parallel: the greedy reading of each and its confidence, the lowest of its
+    /// frames' best probabilities (a word unlike any the model learned — prose, a name —
+    /// has some frame it is unsure of).
+    pub fn read(&self, crops: &[GrayImage]) -> Vec<Result<(String, f32), String>> {
+        crops
+            .par_iter()
+            .map(|img| {
+                let mut state = self.cells.plan.spawn().map_err(|e| format!("{e:#}"))?;
+                let px = word_pixels(img);
+                self.cells
+                    .run_pixels(&mut state, &px)
+                    .map(|f| (f.greedy_in(WORD_ALPHABET), f.min_frame_prob()))
+                    .map_err(|e| format!("{e:#}"))
+            })
+            .collect()
+    }
+}
+
+/// Word model input (`scripts/words_synth.py`): the crop scaled to height 32 keeping its
+/// aspect (bilinear); wider than 128 it is squeezed to 128 × 32, else set at the left of a
+/// white 128 × 32 canvas; grey levels scaled to 0..1.
+pub fn word_pixels(img: &GrayImage) -> Vec<f32> {
+    use image::imageops::{resize, FilterType};
+    let (w, h) = (img.width().max(1), img.height().max(1));
+    let scaled_w = ((w as f32 * CELL_H as f32 / h as f32).round() as u32).max(1);
+    let canvas = if scaled_w > CELL_W {
+        resize(img, CELL_W, CELL_H, FilterType::Triangle)
+    } else {
+        let r = resize(img, scaled_w, CELL_H, FilterType::Triangle);
+        let mut c = GrayImage::from_pixel(CELL_W, CELL_H, image::Luma([255]));
+        image::imageops::replace(&mut c, &r, 0, 0);
+        c
+    };
+    canvas.as_raw().iter().map(|&p| p as f32 / 255.0).collect()
+}
+
 /// Model input from a cell image: grey levels scaled to 0..1.
 pub fn pixels(img: &GrayImage) -> Vec<f32> {
     let resized;
@@ -228,19 +314,30 @@ mod tests {
     /// tract's output matches PyTorch's on the reference input saved at export time.
     #[test]
     fn tract_matches_pytorch() {
-        let input: Vec<f32> = include_str!("../models/cells.check-in.txt")
-            .lines()
-            .map(|l| l.trim().parse().unwrap())
-            .collect();
-        let want: Vec<f32> = include_str!("../models/cells.check-out.txt")
-            .lines()
-            .map(|l| l.trim().parse().unwrap())
-            .collect();
-        let m = CellModel::get().expect("model loads");
+        check_pair(
+            CellModel::get().expect("cell model loads"),
+            include_str!("../models/cells.check-in.txt"),
+            include_str!("../models/cells.check-out.txt"),
+            CELL_ALPHABET,
+        );
+        check_pair(
+            &WordModel::get().expect("word model loads").cells,
+            include_str!("../models/words.check-in.txt"),
+            include_str!("../models/words.check-out.txt"),
+            WORD_ALPHABET,
+        );
+    }
+
+    /// tract's output on a saved input is PyTorch's (within 2e-3), with one class per letter
+    /// of `alphabet` plus the blank.
+    fn check_pair(m: &CellModel, input: &str, output: &str, alphabet: &str) {
+        let parse =
+            |s: &str| -> Vec<f32> { s.lines().map(|l| l.trim().parse().unwrap()).collect() };
+        let (input, want) = (parse(input), parse(output));
         let mut state = m.plan.spawn().unwrap();
         let got = m.run_pixels(&mut state, &input).unwrap();
         assert_eq!(got.logp.len(), want.len());
-        assert_eq!(got.classes, CELL_ALPHABET.chars().count() + 1);
+        assert_eq!(got.classes, alphabet.chars().count() + 1);
         let worst = got
             .logp
             .iter()
@@ -248,6 +345,24 @@ mod tests {
             .map(|(a, b)| (a - b).abs())
             .fold(0.0f32, f32::max);
         assert!(worst < 2e-3, "largest difference {worst}");
+    }
+
+    /// The word model reads a word drawn here roughly as a printed move (its letters are
+    /// blocks, so only the shape of the output is checked), and never panics on odd crops.
+    #[test]
+    fn word_crops_of_any_shape() {
+        let m = WordModel::get().unwrap();
+        let crops = [
+            GrayImage::from_pixel(1, 1, image::Luma([255])),
+            GrayImage::from_pixel(400, 20, image::Luma([40])),
+            GrayImage::from_pixel(30, 60, image::Luma([200])),
+        ];
+        for r in m.read(&crops) {
+            let (text, conf) = r.unwrap();
+            assert!(text.chars().all(|c| WORD_ALPHABET.contains(c)), "{text}");
+            assert!((0.0..=1.0).contains(&conf));
+        }
+        assert_eq!(word_pixels(&crops[1]).len(), (CELL_W * CELL_H) as usize);
     }
 
     /// Reading cells together gives what reading each alone gives (no state leaks from one

@@ -2,7 +2,7 @@
 //! repair engine) and its diagrams (through the board reader), each diagram checked against
 //! the position its game reached where it is printed.
 //!
-//! Input: a [`Document`] whose pages carry a text layer (see [`has_move_text`]). Output: a
+//! Input: a [`Document`] that [`is_book`] accepts. Output: a
 //! [`Book`] — plain data: the games in order, the diagrams with their page, place and what
 //! the check against the game found.
 //!
@@ -17,10 +17,11 @@
 //! 3. each diagram belongs to the move text printed before it: its game, and the ply that
 //!    text reached. The position the game reached there is compared with the diagram's.
 //!
-//! Scanned books (pages that are images) have no text layer; reading their printed text
-//! needs a line recognizer that hamle does not have yet, so their diagrams alone are read
-//! (by [`crate::read`], page by page).
+//! Scanned books (pages that are images) have no text layer: their words are found on the
+//! page ([`scan`]) and read by the printed-word recognizer (`models/words.onnx`), then go
+//! the same way. [`is_book`] tells a book from scoresheets and loose boards.
 
+pub mod scan;
 pub mod text;
 
 use rayon::prelude::*;
@@ -32,6 +33,9 @@ use crate::decode::{repair_text, scorer, DecodeConfig};
 use crate::pages::{Document, PageError};
 use crate::record::Game;
 pub use text::{Glyph, Line};
+
+/// Scanned lines whose words' mean confidence is lower than this are not move text.
+pub const MIN_LINE_CONFIDENCE: f32 = 0.65;
 
 /// The most diagrams looked for on one page.
 pub const MAX_DIAGRAMS: usize = 4;
@@ -92,19 +96,134 @@ pub fn has_move_text(doc: &Document) -> bool {
         let Ok(Some(glyphs)) = doc.glyphs(i) else {
             continue;
         };
-        let lines = text::lines(&glyphs, 1e6);
-        for l in &lines {
-            n += l
-                .text
-                .split_whitespace()
-                .filter(|w| is_move_word(w))
-                .count();
-        }
+        n += count_move_words(&text::lines(&glyphs, 1e6));
         if n >= 40 {
             return true;
         }
     }
     false
+}
+
+/// The printed lines of a scanned page (no text layer), read word by word by the word
+/// model; `exclude` are its diagrams. Empty when the model cannot be loaded.
+pub fn scanned_lines(page: &image::GrayImage, exclude: &[[f32; 4]]) -> Vec<Line> {
+    let Ok(model) = crate::model::WordModel::get() else {
+        return Vec::new();
+    };
+    let s = scan::scan(page, exclude);
+    let (w, h) = (s.gray.width(), s.gray.height());
+    let mut crops = Vec::new();
+    for l in &s.lines {
+        for b in &l.words {
+            let x0 = b[0].saturating_sub(2);
+            let y0 = b[1].saturating_sub(2);
+            let x1 = (b[2] + 2).min(w);
+            let y1 = (b[3] + 2).min(h);
+            crops.push(image::imageops::crop_imm(&s.gray, x0, y0, x1 - x0, y1 - y0).to_image());
+        }
+    }
+    let mut texts = model.read(&crops).into_iter();
+    let debug = std::env::var_os("HAMLE_DEBUG_WORDS").is_some();
+    s.lines
+        .iter()
+        .map(|l| {
+            let read: Vec<(String, f32)> = l
+                .words
+                .iter()
+                .filter_map(|_| texts.next().and_then(Result::ok))
+                .filter(|(t, _)| !t.is_empty())
+                .collect();
+            let confidence = if read.is_empty() {
+                0.0
+            } else {
+                read.iter().map(|(_, c)| c).sum::<f32>() / read.len() as f32
+            };
+            // A figurine set in its own font stands apart from its square (`♗ g5`): a lone
+            // piece letter joins the word after it.
+            let mut words: Vec<String> = Vec::new();
+            for (t, c) in read {
+                let t = if debug { format!("{t}@{c:.2}") } else { t };
+                match words.last_mut() {
+                    Some(prev)
+                        if is_piece_letter(prev)
+                            && t.starts_with(|ch: char| matches!(ch, 'a'..='h' | 'x')) =>
+                    {
+                        prev.push_str(&t)
+                    }
+                    _ => words.push(t),
+                }
+            }
+            Line {
+                text: words.join(" "),
+                rect: l.rect.map(|v| v as f32),
+                column: l.column,
+                size: (l.rect[3] - l.rect[1]) as f32,
+                confidence,
+            }
+        })
+        .collect()
+}
+
+/// Whether a document is a book: its text layer holds move text ([`has_move_text`]), or,
+/// scanned (a PDF or a multi-page TIFF), the words read on its first pages (up to 3)
+/// include at least 30 moves. A page with a scoresheet's ruled move grid ends the question:
+/// not a book. A single image is never taken for a book page.
+pub fn is_book(doc: &Document) -> bool {
+    if doc.text().is_some() {
+        return false;
+    }
+    if doc.kind() == crate::pages::Kind::Pdf && has_move_text(doc) {
+        return true;
+    }
+    // One image is a scoresheet or a board photo far more often than a book page; reading
+    // its words to find out would slow every sheet down.
+    if doc.pages() == 1 && doc.kind() != crate::pages::Kind::Pdf {
+        return false;
+    }
+    let probe: Vec<crate::pages::Page> = (0..doc.pages().min(3))
+        .filter_map(|i| doc.page(i).ok())
+        .collect();
+    if probe
+        .iter()
+        .any(|p| crate::sheet::layout::find(&p.gray, p.scale).is_ok())
+    {
+        return false;
+    }
+    let mut n = 0;
+    for page in &probe {
+        let rects: Vec<[f32; 4]> =
+            crate::board::read_all(&page.gray, &BoardConfig::default(), MAX_DIAGRAMS)
+                .unwrap_or_default()
+                .iter()
+                .map(|b| crate::board::bounds(&b.corners))
+                .collect();
+        n += count_move_words(&scanned_lines(&page.gray, &rects));
+        if n >= 30 {
+            return true;
+        }
+    }
+    false
+}
+
+/// A piece letter alone (English, Turkish), or one with a number before it (`12.B`).
+fn is_piece_letter(w: &str) -> bool {
+    let rest = w
+        .trim_start_matches(|c: char| c.is_ascii_digit())
+        .trim_start_matches('.');
+    matches!(rest, "K" | "Q" | "R" | "B" | "N" | "Ş" | "V" | "F" | "A")
+}
+
+/// Move-like words in lines.
+fn count_move_words(lines: &[Line]) -> usize {
+    lines
+        .iter()
+        .map(|l| {
+            l.text
+                .split_whitespace()
+                .filter(|w| is_move_word(w))
+                .count()
+        })
+        .sum()
 }
 
 /// A word that is a move, a move number, or both (`12.Nf3`).
@@ -184,19 +303,24 @@ fn read_page(doc: &Document, i: usize, cfg: &BookConfig) -> Result<PageRead, Pag
             })
             .collect();
     let width = page.gray.width() as f32;
-    let glyphs: Vec<Glyph> = doc
-        .glyphs(i)?
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|g| {
-            let (cx, cy) = ((g.rect[0] + g.rect[2]) / 2.0, (g.rect[1] + g.rect[3]) / 2.0);
-            !diagrams.iter().any(|(_, r)| {
-                let m = (r[2] - r[0]) * 0.01;
-                cx >= r[0] - m && cx <= r[2] + m && cy >= r[1] - m && cy <= r[3] + m
+    let rects: Vec<[f32; 4]> = diagrams.iter().map(|(_, r)| *r).collect();
+    let glyphs = doc.glyphs(i)?.unwrap_or_default();
+    let lines = if glyphs.is_empty() {
+        // No text layer (a scanned page): find the words and read them.
+        scanned_lines(&page.gray, &rects)
+    } else {
+        let glyphs: Vec<Glyph> = glyphs
+            .into_iter()
+            .filter(|g| {
+                let (cx, cy) = ((g.rect[0] + g.rect[2]) / 2.0, (g.rect[1] + g.rect[3]) / 2.0);
+                !rects.iter().any(|r| {
+                    let m = (r[2] - r[0]) * 0.01;
+                    cx >= r[0] - m && cx <= r[2] + m && cy >= r[1] - m && cy <= r[3] + m
+                })
             })
-        })
-        .collect();
-    let lines = text::lines(&glyphs, width);
+            .collect();
+        text::lines(&glyphs, width)
+    };
     Ok(PageRead { lines, diagrams })
 }
 
@@ -275,9 +399,17 @@ fn assemble(pages: &[PageRead], cfg: &BookConfig) -> Book {
                 continue;
             }
             let movelike = words.iter().filter(|w| is_move_word(w)).count();
+            // A scanned line read with little confidence is prose (a heading, a caption,
+            // names) that the word model forced into chess letters.
+            let unsure = l.confidence < MIN_LINE_CONFIDENCE;
             // The rest of a word broken at a hyphen (`1-` / `0`, `O-` / `O`) continues it.
             let continuation = cur.moves.ends_with('-') && words.len() <= 2;
-            let is_moves = continuation || (movelike * 2 >= words.len() && movelike > 0);
+            let is_moves = continuation || (!unsure && movelike * 2 >= words.len() && movelike > 0);
+            // A game starts at a line with a move number; move-like lines before that are
+            // headings (names and places read as chess letters).
+            let numbered = words.iter().any(|w| leading_number(w).is_some());
+            let starts = cur.moves.trim().is_empty() || cur.ended;
+            let is_moves = is_moves && (numbered || !starts);
             if !is_moves {
                 heading.push(l.text.clone());
                 continue;
@@ -299,7 +431,8 @@ fn assemble(pages: &[PageRead], cfg: &BookConfig) -> Book {
                 if let Some(n) = leading_number(w) {
                     cur.max_number = cur.max_number.max(n);
                 }
-                if is_result(w) && !w.ends_with('-') {
+                // `*` ends a game only in a text layer: a scanned dot can read as one.
+                if is_result(w) && !w.ends_with('-') && (*w != "*" || l.confidence >= 1.0) {
                     cur.ended = true;
                 }
             }

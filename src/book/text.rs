@@ -47,6 +47,9 @@ pub struct Line {
     pub column: usize,
     /// Font size (median of its glyphs), pixels.
     pub size: f32,
+    /// How sure the reading is: 1 for a text layer; for a scanned line, the mean of its
+    /// words' confidences.
+    pub confidence: f32,
 }
 
 struct Collector {
@@ -235,6 +238,7 @@ pub fn lines(glyphs: &[Glyph], page_width: f32) -> Vec<Line> {
                 rect,
                 column: ci,
                 size,
+                confidence: 1.0,
             });
         }
     }

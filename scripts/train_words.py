@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Train the printed book word recognizer (CRNN + CTC) and export it to ONNX for tract.
+
+    python3 scripts/train_words.py --data work-tmp/words/train1.npz work-tmp/words/train2.npz \
+        --val work-tmp/words/val.npz --epochs 4 --ckpt work-tmp/words/ckpt.pt \
+        --onnx work-tmp/words/words.onnx
+
+The network is the cell model's (`train_cells.CRNN`), narrower: conv widths 24-32-48-48-64-64,
+a 128-wide feature, a 2-layer BiLSTM of 96 per direction, and the word alphabet
+(`words_synth.ALPHABET`, blank = class 0). Input: raw grey pixels (0..1, paper white) of shape
+(1, 1, 32, 128) made by `words_synth.preprocess`; the network normalises each image itself.
+Output: log-probabilities (T=32, 1, C). Seeded and resumable (checkpoint after every epoch,
+`train_common.py`); rerunning the same command continues where it stopped. Exported at a fixed
+batch of 1, opset 17, legacy exporter, with the reference pair NAME.check-in.txt /
+NAME.check-out.txt next to the ONNX file (same text format as the cell model's).
+"""
+import argparse
+import json
+import os
+import random
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from words_synth import ALPHABET, H, W  # noqa: E402
+from train_cells import CRNN  # noqa: E402
+from train_common import resume, save  # noqa: E402
+from ctc_text import cer  # noqa: E402
+
+C = len(ALPHABET) + 1
+CHANS = (24, 32, 48, 48, 64, 64, 128)
+HIDDEN = 96
+
+
+class WordCRNN(CRNN):
+    """The cell model's network (`train_cells.CRNN`: same layers and forward, so the same ONNX
+    graph shape) with other widths and this alphabet's number of classes."""
+
+    def __init__(self, hidden=HIDDEN, n_classes=C, chans=CHANS):
+        nn.Module.__init__(self)
+
+        def block(cin, cout):
+            return [nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
+
+        c1, c2, c3, c4, c5, c6, feat = chans
+        self.conv = nn.Sequential(
+            *block(1, c1), nn.MaxPool2d(2),            # 16 x 64
+            *block(c1, c2), nn.MaxPool2d(2),           # 8 x 32
+            *block(c2, c3), *block(c3, c4), nn.MaxPool2d((2, 1)),  # 4 x 32
+            *block(c4, c5), *block(c5, c6), nn.MaxPool2d((2, 1)),  # 2 x 32
+            nn.Conv2d(c6, feat, (2, 1), bias=False), nn.BatchNorm2d(feat), nn.ReLU(inplace=True),  # 1 x 32
+        )
+        self.rnn = nn.LSTM(feat, hidden, num_layers=2, bidirectional=True, dropout=0.1)
+        self.fc = nn.Linear(2 * hidden, n_classes)
+
+
+def make_model():
+    return WordCRNN()
+
+
+def encode(label):
+    return [ALPHABET.index(c) + 1 for c in label]
+
+
+def collapse(best, alphabet=ALPHABET):
+    """Class indices of a best path (0 = blank) → text: repeats merged, blanks dropped."""
+    s, prev = [], 0
+    for k in best:
+        if k != prev and k != 0:
+            s.append(alphabet[k - 1])
+        prev = k
+    return "".join(s)
+
+
+def greedy(logp):
+    """(T, B, C) → strings."""
+    return [collapse(row, ALPHABET) for row in logp.argmax(2).transpose(0, 1).cpu().numpy()]
+
+
+def load(paths):
+    ims, labs = [], []
+    for p in paths:
+        z = np.load(p, allow_pickle=True)
+        ims.append(z["images"])
+        labs.extend(list(z["labels"]))
+    return np.concatenate(ims), labs
+
+
+def evaluate(model, ims, labs, bs=256):
+    model.eval()
+    right, errs, chars = 0, 0, 0
+    with torch.no_grad():
+        for i in range(0, len(labs), bs):
+            x = torch.from_numpy(ims[i:i + bs]).float().unsqueeze(1) / 255.0
+            pred = greedy(model(x))
+            for p, t in zip(pred, labs[i:i + bs]):
+                right += p == t
+                errs += cer(p, t)
+                chars += max(1, len(t))
+    model.train()
+    return {"word_acc": right / len(labs), "cer": errs / chars, "n": len(labs)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", nargs="+", required=True)
+    ap.add_argument("--val", nargs="*", default=[])
+    ap.add_argument("--epochs", type=int, default=4)
+    ap.add_argument("--bs", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--ckpt", default="work-tmp/words/ckpt.pt")
+    ap.add_argument("--onnx", default="work-tmp/words/words.onnx")
+    ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (smoke test)")
+    ap.add_argument("--init", help="start from this checkpoint's weights (new optimizer and schedule)")
+    a = ap.parse_args()
+    torch.manual_seed(a.seed)
+    random.seed(a.seed)
+    np.random.seed(a.seed)
+    torch.set_num_threads(a.threads)
+
+    ims, labs = load(a.data)
+    vals = {os.path.basename(p): load([p]) for p in a.val}
+    print(f"train {len(labs)} words; val {[(k, len(v[1])) for k, v in vals.items()]}", flush=True)
+    model = make_model()
+    print(f"parameters: {sum(p.numel() for p in model.parameters())}", flush=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=1e-4)
+    steps_per_epoch = len(labs) // a.bs
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=a.lr, total_steps=a.epochs * steps_per_epoch,
+                                                pct_start=0.1)
+    ctc = nn.CTCLoss(blank=0, zero_infinity=True)
+    start_epoch, history = resume(model, opt, sched, a.init, a.ckpt)
+    for epoch in range(start_epoch, a.epochs):
+        perm = np.random.default_rng(a.seed * 1000 + epoch).permutation(len(labs))
+        t0, tot, n = time.time(), 0.0, 0
+        for s in range(steps_per_epoch):
+            idx = perm[s * a.bs:(s + 1) * a.bs]
+            x = torch.from_numpy(ims[idx]).float().unsqueeze(1) / 255.0
+            targets = [encode(labs[i]) for i in idx]
+            tl = torch.tensor([len(t) for t in targets], dtype=torch.long)
+            flat = torch.tensor([c for t in targets for c in t], dtype=torch.long)
+            logp = model(x)
+            il = torch.full((len(idx),), logp.shape[0], dtype=torch.long)
+            loss = ctc(logp, flat, il, tl)
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+            opt.step()
+            sched.step()
+            tot += loss.item()
+            n += 1
+            if s % 200 == 0:
+                print(f"epoch {epoch + 1} step {s}/{steps_per_epoch} loss {tot / n:.4f} "
+                      f"{(time.time() - t0) / (s + 1):.3f}s/step", flush=True)
+            if a.max_steps and s + 1 >= a.max_steps:
+                break
+        rec = {"epoch": epoch + 1, "loss": tot / max(1, n), "seconds": time.time() - t0}
+        for k, (vi, vl) in vals.items():
+            rec[k] = evaluate(model, vi, vl)
+        history.append(rec)
+        print(json.dumps(rec), flush=True)
+        save(model, opt, sched, epoch + 1, history, a.ckpt)
+        export(model, a.onnx, a.ckpt, history)
+        model.train()
+        if a.max_steps:
+            break
+
+
+def export(model, onnx_path, ckpt, history):
+    model.eval()
+    x = torch.rand(1, 1, H, W, generator=torch.Generator().manual_seed(7))
+    torch.onnx.export(model, x, onnx_path, input_names=["image"], output_names=["logp"], opset_version=17,
+                      dynamo=False)
+    with torch.no_grad():
+        ref = model(x).numpy()
+    # a reference input/output pair for the Rust test that checks tract against PyTorch
+    np.savetxt(onnx_path.replace(".onnx", ".check-in.txt"), x.numpy().ravel(), fmt="%.6f")
+    np.savetxt(onnx_path.replace(".onnx", ".check-out.txt"), ref.ravel(), fmt="%.6f")
+    with open(ckpt + ".history.json", "w") as fh:
+        json.dump(history, fh, indent=1)
+    print(f"exported {onnx_path} ({os.path.getsize(onnx_path) / 1e6:.2f} MB)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
