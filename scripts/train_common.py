@@ -1,10 +1,15 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Checkpointing shared by the training scripts (train_cells.py, train_squares.py): resume a
-run after its last finished epoch, or start from another run's weights, and save each epoch
-atomically (temp file + rename), so a killed run loses at most the epoch in progress."""
+"""Shared by the training scripts (train_cells.py, train_squares.py, train_words.py):
+checkpointing — resume a run after its last finished epoch, or start from another run's
+weights, and save each epoch atomically (temp file + rename), so a killed run loses at most the
+epoch in progress — and the epoch loop of the CTC recognizers."""
+import json
 import os
+import time
 
+import numpy as np
 import torch
+import torch.nn as nn
 
 
 def resume(model, opt, sched, init, ckpt):
@@ -29,3 +34,54 @@ def save(model, opt, sched, epochs_done, history, ckpt):
     torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
                 "epoch": epochs_done, "history": history}, ckpt + ".tmp")
     os.replace(ckpt + ".tmp", ckpt)
+
+
+def train_ctc(model, a, ims, labs, vals, encode, evaluate, export, augment=None):
+    """Trains a CTC recognizer for `a.epochs` epochs of `len(labs) // a.bs` steps (AdamW,
+    one-cycle lr `a.lr`, gradient clip 5, batch order seeded by `a.seed` and the epoch),
+    evaluating on `vals` and saving + exporting after every epoch; resumes from `a.ckpt`.
+    `augment(x, g)` (optional) changes each batch, with a generator seeded by `a.seed`.
+    Images are uint8 (N, H, W); labels are strings `encode` turns into class indices."""
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=1e-4)
+    steps_per_epoch = len(labs) // a.bs
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=a.lr, total_steps=a.epochs * steps_per_epoch,
+                                                pct_start=0.1)
+    ctc = nn.CTCLoss(blank=0, zero_infinity=True)
+    start_epoch, history = resume(model, opt, sched, a.init, a.ckpt)
+    g = torch.Generator().manual_seed(a.seed)
+    for epoch in range(start_epoch, a.epochs):
+        perm = np.random.default_rng(a.seed * 1000 + epoch).permutation(len(labs))
+        t0, tot, n = time.time(), 0.0, 0
+        for s in range(steps_per_epoch):
+            idx = perm[s * a.bs:(s + 1) * a.bs]
+            x = torch.from_numpy(ims[idx]).float().unsqueeze(1) / 255.0
+            if augment is not None:
+                x = augment(x, g)
+            targets = [encode(labs[i]) for i in idx]
+            tl = torch.tensor([len(t) for t in targets], dtype=torch.long)
+            flat = torch.tensor([c for t in targets for c in t], dtype=torch.long)
+            logp = model(x)
+            il = torch.full((len(idx),), logp.shape[0], dtype=torch.long)
+            loss = ctc(logp, flat, il, tl)
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+            opt.step()
+            sched.step()
+            tot += loss.item()
+            n += 1
+            if s % 200 == 0:
+                print(f"epoch {epoch + 1} step {s}/{steps_per_epoch} loss {tot / n:.4f} "
+                      f"{(time.time() - t0) / (s + 1):.3f}s/step", flush=True)
+            if a.max_steps and s + 1 >= a.max_steps:
+                break
+        rec = {"epoch": epoch + 1, "loss": tot / max(1, n), "seconds": time.time() - t0}
+        for k, (vi, vl) in vals.items():
+            rec[k] = evaluate(model, vi, vl)
+        history.append(rec)
+        print(json.dumps(rec), flush=True)
+        save(model, opt, sched, epoch + 1, history, a.ckpt)
+        export(model, a.onnx, a.ckpt, history)
+        model.train()
+        if a.max_steps:
+            break

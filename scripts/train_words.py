@@ -15,11 +15,9 @@ batch of 1, opset 17, legacy exporter, with the reference pair NAME.check-in.txt
 NAME.check-out.txt next to the ONNX file (same text format as the cell model's).
 """
 import argparse
-import json
 import os
 import random
 import sys
-import time
 
 import numpy as np
 import torch
@@ -27,8 +25,12 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from words_synth import ALPHABET, H, W  # noqa: E402
-from train_cells import CRNN  # noqa: E402
-from train_common import resume, save  # noqa: E402
+from train_cells import CRNN, export  # noqa: E402
+import train_cells  # noqa: E402
+
+# export() is the cell model's: it draws its reference input at the cell model's size.
+assert (H, W) == (train_cells.H, train_cells.W), "the word and cell models share an input size"
+from train_common import train_ctc  # noqa: E402
 from ctc_text import cer  # noqa: E402
 
 C = len(ALPHABET) + 1
@@ -129,61 +131,7 @@ def main():
     print(f"train {len(labs)} words; val {[(k, len(v[1])) for k, v in vals.items()]}", flush=True)
     model = make_model()
     print(f"parameters: {sum(p.numel() for p in model.parameters())}", flush=True)
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=1e-4)
-    steps_per_epoch = len(labs) // a.bs
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=a.lr, total_steps=a.epochs * steps_per_epoch,
-                                                pct_start=0.1)
-    ctc = nn.CTCLoss(blank=0, zero_infinity=True)
-    start_epoch, history = resume(model, opt, sched, a.init, a.ckpt)
-    for epoch in range(start_epoch, a.epochs):
-        perm = np.random.default_rng(a.seed * 1000 + epoch).permutation(len(labs))
-        t0, tot, n = time.time(), 0.0, 0
-        for s in range(steps_per_epoch):
-            idx = perm[s * a.bs:(s + 1) * a.bs]
-            x = torch.from_numpy(ims[idx]).float().unsqueeze(1) / 255.0
-            targets = [encode(labs[i]) for i in idx]
-            tl = torch.tensor([len(t) for t in targets], dtype=torch.long)
-            flat = torch.tensor([c for t in targets for c in t], dtype=torch.long)
-            logp = model(x)
-            il = torch.full((len(idx),), logp.shape[0], dtype=torch.long)
-            loss = ctc(logp, flat, il, tl)
-            opt.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-            opt.step()
-            sched.step()
-            tot += loss.item()
-            n += 1
-            if s % 200 == 0:
-                print(f"epoch {epoch + 1} step {s}/{steps_per_epoch} loss {tot / n:.4f} "
-                      f"{(time.time() - t0) / (s + 1):.3f}s/step", flush=True)
-            if a.max_steps and s + 1 >= a.max_steps:
-                break
-        rec = {"epoch": epoch + 1, "loss": tot / max(1, n), "seconds": time.time() - t0}
-        for k, (vi, vl) in vals.items():
-            rec[k] = evaluate(model, vi, vl)
-        history.append(rec)
-        print(json.dumps(rec), flush=True)
-        save(model, opt, sched, epoch + 1, history, a.ckpt)
-        export(model, a.onnx, a.ckpt, history)
-        model.train()
-        if a.max_steps:
-            break
-
-
-def export(model, onnx_path, ckpt, history):
-    model.eval()
-    x = torch.rand(1, 1, H, W, generator=torch.Generator().manual_seed(7))
-    torch.onnx.export(model, x, onnx_path, input_names=["image"], output_names=["logp"], opset_version=17,
-                      dynamo=False)
-    with torch.no_grad():
-        ref = model(x).numpy()
-    # a reference input/output pair for the Rust test that checks tract against PyTorch
-    np.savetxt(onnx_path.replace(".onnx", ".check-in.txt"), x.numpy().ravel(), fmt="%.6f")
-    np.savetxt(onnx_path.replace(".onnx", ".check-out.txt"), ref.ravel(), fmt="%.6f")
-    with open(ckpt + ".history.json", "w") as fh:
-        json.dump(history, fh, indent=1)
-    print(f"exported {onnx_path} ({os.path.getsize(onnx_path) / 1e6:.2f} MB)", flush=True)
+    train_ctc(model, a, ims, labs, vals, encode, evaluate, export)
 
 
 if __name__ == "__main__":
