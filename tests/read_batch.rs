@@ -509,33 +509,37 @@ fn killed_batch_loses_nothing_finished() {
     let _ = fs::remove_dir_all(dir);
 }
 
+/// The bundled book's truth and what `hamle read FILE --format json` gives for `file`.
+fn read_sample_book(file: &str) -> (Value, Vec<Value>) {
+    let truth: Value =
+        serde_json::from_slice(&fs::read(sample("book.truth.json")).unwrap()).unwrap();
+    let o = hamle(&["read", sample(file).to_str().unwrap(), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    (truth, lines(&o.stdout))
+}
+
+/// A truth game's moves.
+fn truth_sans(t: &Value) -> Vec<String> {
+    t["sans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
+}
+
 /// The bundled test book (`scripts/make_test_book.py --games 6 --seed 4`: real games typeset
 /// by Chromium with python-chess diagrams, truth beside it) reads exactly: every game, every
 /// diagram, each diagram found where its game reached that position.
 #[test]
 fn bundled_book_reads_exactly() {
-    let truth: Value =
-        serde_json::from_slice(&fs::read(sample("book.truth.json")).unwrap()).unwrap();
-    let o = hamle(&[
-        "read",
-        sample("book.pdf").to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let recs = lines(&o.stdout);
+    let (truth, recs) = read_sample_book("book.pdf");
     let games: Vec<&Value> = recs.iter().filter(|r| r["kind"] == "game").collect();
     let boards: Vec<&Value> = recs.iter().filter(|r| r["kind"] == "board").collect();
     let want_games = truth["games"].as_array().unwrap();
     assert_eq!(games.len(), want_games.len());
     for (g, t) in games.iter().zip(want_games) {
-        let want: Vec<String> = t["sans"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s.as_str().unwrap().to_string())
-            .collect();
-        assert_eq!(sans(g), want, "game {}", g["game"]);
+        assert_eq!(sans(g), truth_sans(t), "game {}", g["game"]);
     }
     let want_boards = truth["diagrams"].as_array().unwrap();
     assert_eq!(boards.len(), want_boards.len());
@@ -571,27 +575,13 @@ fn bundled_book_reads_exactly() {
 /// right (97.2 % when this was written), every diagram exact.
 #[test]
 fn bundled_scanned_book_reads_nearly_all_moves() {
-    let truth: Value =
-        serde_json::from_slice(&fs::read(sample("book.truth.json")).unwrap()).unwrap();
-    let o = hamle(&[
-        "read",
-        sample("book-scanned.pdf").to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let recs = lines(&o.stdout);
+    let (truth, recs) = read_sample_book("book-scanned.pdf");
     let games: Vec<&Value> = recs.iter().filter(|r| r["kind"] == "game").collect();
     let want_games = truth["games"].as_array().unwrap();
     assert_eq!(games.len(), want_games.len());
     let (mut right, mut total) = (0, 0);
     for (g, t) in games.iter().zip(want_games) {
-        let want: Vec<String> = t["sans"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s.as_str().unwrap().to_string())
-            .collect();
+        let want = truth_sans(t);
         right += sans(g).iter().zip(&want).filter(|(a, b)| a == b).count();
         total += want.len();
     }
