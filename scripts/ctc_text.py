@@ -1,14 +1,15 @@
-"""Shared by the cell scripts: greedy CTC collapse and the edit distance for CER."""
+"""Shared by the cell and word scripts: greedy CTC collapse and the edit distance for CER."""
 
 from cells_synth import ALPHABET
 
 
-def collapse(best):
-    """Class indices of a best path (0 = blank) → text: repeats merged, blanks dropped."""
+def collapse(best, alphabet=ALPHABET):
+    """Class indices of a best path (0 = blank) → text in `alphabet` (the cell model's by
+    default): repeats merged, blanks dropped."""
     s, prev = [], 0
     for k in best:
         if k != prev and k != 0:
-            s.append(ALPHABET[k - 1])
+            s.append(alphabet[k - 1])
         prev = k
     return "".join(s)
 

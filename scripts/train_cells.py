@@ -11,10 +11,8 @@ of shape (1, 1, 32, 128), normalises each image itself (so Rust feeds plain pixe
 log-probabilities (T=32, 1, C) over the blank + ALPHABET. The ONNX graph is exported at a fixed
 batch of 1 (tract's LSTM wants a fixed batch; hamle runs cells in parallel with rayon).
 """
-import argparse
 import json
 import os
-import random
 import sys
 
 import numpy as np
@@ -24,7 +22,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cells_synth import ALPHABET, H, W  # noqa: E402
-from train_common import train_ctc  # noqa: E402
+from train_common import ctc_arg_parser, seed_all, train_ctc  # noqa: E402
 from ctc_text import cer, collapse  # noqa: E402
 
 C = len(ALPHABET) + 1
@@ -106,25 +104,11 @@ def evaluate(model, ims, labs, bs=256):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--data", nargs="+", required=True)
-    ap.add_argument("--val", nargs="*", default=[])
-    ap.add_argument("--epochs", type=int, default=8)
-    ap.add_argument("--bs", type=int, default=64)
-    ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--ckpt", default="work-tmp/cells/ckpt.pt")
-    ap.add_argument("--onnx", default="models/cells.onnx")
-    ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (smoke test)")
-    ap.add_argument("--init", help="start from this checkpoint's weights (new optimizer and schedule)")
+    ap = ctc_arg_parser(epochs=8, ckpt="work-tmp/cells/ckpt.pt", onnx="models/cells.onnx")
     ap.add_argument("--extra", nargs="*", default=[],
                     help="more training sets as PATH:REPEAT (e.g. real cells, repeated to weigh more)")
     a = ap.parse_args()
-    torch.manual_seed(a.seed)
-    random.seed(a.seed)
-    np.random.seed(a.seed)
-    torch.set_num_threads(a.threads)
+    seed_all(a)
 
     ims, labs = load(a.data)
     for spec in a.extra:

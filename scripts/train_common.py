@@ -36,6 +36,36 @@ def save(model, opt, sched, epochs_done, history, ckpt):
     os.replace(ckpt + ".tmp", ckpt)
 
 
+def ctc_arg_parser(epochs, ckpt, onnx):
+    """The command line every CTC training script takes (data, validation sets, schedule,
+    seed, threads, checkpoint, export path, smoke-test steps, start weights)."""
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", nargs="+", required=True)
+    ap.add_argument("--val", nargs="*", default=[])
+    ap.add_argument("--epochs", type=int, default=epochs)
+    ap.add_argument("--bs", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--ckpt", default=ckpt)
+    ap.add_argument("--onnx", default=onnx)
+    ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (smoke test)")
+    ap.add_argument("--init", help="start from this checkpoint's weights (new optimizer and schedule)")
+    return ap
+
+
+def seed_all(a):
+    """Seeds torch, random and numpy with `a.seed` and sets `a.threads` torch threads."""
+    import random
+
+    torch.manual_seed(a.seed)
+    random.seed(a.seed)
+    np.random.seed(a.seed)
+    torch.set_num_threads(a.threads)
+
+
 def train_ctc(model, a, ims, labs, vals, encode, evaluate, export, augment=None):
     """Trains a CTC recognizer for `a.epochs` epochs of `len(labs) // a.bs` steps (AdamW,
     one-cycle lr `a.lr`, gradient clip 5, batch order seeded by `a.seed` and the epoch),

@@ -14,24 +14,21 @@ Output: log-probabilities (T=32, 1, C). Seeded and resumable (checkpoint after e
 batch of 1, opset 17, legacy exporter, with the reference pair NAME.check-in.txt /
 NAME.check-out.txt next to the ONNX file (same text format as the cell model's).
 """
-import argparse
 import os
-import random
 import sys
 
-import numpy as np
 import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from words_synth import ALPHABET, H, W  # noqa: E402
-from train_cells import CRNN, export  # noqa: E402
+from train_cells import CRNN, export, load  # noqa: E402
 import train_cells  # noqa: E402
 
 # export() is the cell model's: it draws its reference input at the cell model's size.
 assert (H, W) == (train_cells.H, train_cells.W), "the word and cell models share an input size"
-from train_common import train_ctc  # noqa: E402
-from ctc_text import cer  # noqa: E402
+from train_common import ctc_arg_parser, seed_all, train_ctc  # noqa: E402
+from ctc_text import cer, collapse  # noqa: E402
 
 C = len(ALPHABET) + 1
 CHANS = (24, 32, 48, 48, 64, 64, 128)
@@ -68,28 +65,9 @@ def encode(label):
     return [ALPHABET.index(c) + 1 for c in label]
 
 
-def collapse(best, alphabet=ALPHABET):
-    """Class indices of a best path (0 = blank) → text: repeats merged, blanks dropped."""
-    s, prev = [], 0
-    for k in best:
-        if k != prev and k != 0:
-            s.append(alphabet[k - 1])
-        prev = k
-    return "".join(s)
-
-
 def greedy(logp):
     """(T, B, C) → strings."""
     return [collapse(row, ALPHABET) for row in logp.argmax(2).transpose(0, 1).cpu().numpy()]
-
-
-def load(paths):
-    ims, labs = [], []
-    for p in paths:
-        z = np.load(p, allow_pickle=True)
-        ims.append(z["images"])
-        labs.extend(list(z["labels"]))
-    return np.concatenate(ims), labs
 
 
 def evaluate(model, ims, labs, bs=256):
@@ -108,23 +86,9 @@ def evaluate(model, ims, labs, bs=256):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--data", nargs="+", required=True)
-    ap.add_argument("--val", nargs="*", default=[])
-    ap.add_argument("--epochs", type=int, default=4)
-    ap.add_argument("--bs", type=int, default=64)
-    ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--ckpt", default="work-tmp/words/ckpt.pt")
-    ap.add_argument("--onnx", default="work-tmp/words/words.onnx")
-    ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (smoke test)")
-    ap.add_argument("--init", help="start from this checkpoint's weights (new optimizer and schedule)")
+    ap = ctc_arg_parser(epochs=4, ckpt="work-tmp/words/ckpt.pt", onnx="work-tmp/words/words.onnx")
     a = ap.parse_args()
-    torch.manual_seed(a.seed)
-    random.seed(a.seed)
-    np.random.seed(a.seed)
-    torch.set_num_threads(a.threads)
+    seed_all(a)
 
     ims, labs = load(a.data)
     vals = {os.path.basename(p): load([p]) for p in a.val}
