@@ -36,12 +36,27 @@ def main():
     games = [x for x in recs if x.get("kind") in ("game", "text")]
     boards = [x for x in recs if x.get("kind") == "board"]
     right = total = exact = 0
+    wrong_flagged = wrong = ok = ok_right = piece_errors = 0
     for i, t in enumerate(truth["games"]):
-        got = [m["san"] for m in games[i]["moves"]] if i < len(games) else []
+        moves = games[i]["moves"] if i < len(games) else []
+        got = [m["san"] for m in moves]
         r_ = sum(1 for a, b in zip(got, t["sans"]) if a == b)
         right += r_
         total += len(t["sans"])
         exact += int(got == t["sans"])
+        # Doubt: of the plies read wrong, how many say so; of the `ok` plies, how many are right.
+        for m, want in zip(moves, t["sans"]):
+            flagged = m["status"] != "ok"
+            if m["san"] != want:
+                wrong += 1
+                wrong_flagged += flagged
+                # A wrong piece (or a piece for a pawn, or the reverse) vs. another error.
+                got_piece = (m["san"] or " ")[0]
+                if (want[0] in "KQRBN" or got_piece in "KQRBN") and got_piece != want[0]:
+                    piece_errors += 1
+            if not flagged:
+                ok += 1
+                ok_right += m["san"] == want
     flagged = sum(1 for g in games for m in g["moves"] if m["status"] != "ok")
     plies = sum(len(g["moves"]) for g in games)
     # A diagram is right when a board read from the book has its exact placement (each board
@@ -60,6 +75,8 @@ def main():
     print(f"{pdf}: {wall:.1f} s")
     print(f"games: {len(games)} read, {len(truth['games'])} in the book; exact {exact}")
     print(f"plies right: {right}/{total} = {100 * right / max(total, 1):.2f} %; flagged {flagged} of {plies}")
+    print(f"wrong plies flagged: {wrong_flagged}/{wrong} ({piece_errors} of them a wrong piece); "
+          f"ok plies right: {ok_right}/{ok} = {100 * ok_right / max(ok, 1):.2f} %")
     print(f"diagrams: {len(boards)} read, {nd} in the book; exact {d_right}/{nd} = {100 * d_right / max(nd, 1):.1f} %")
     print(f"diagram checks: {checks}")
 
