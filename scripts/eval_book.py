@@ -36,7 +36,8 @@ def main():
     games = [x for x in recs if x.get("kind") in ("game", "text")]
     boards = [x for x in recs if x.get("kind") == "board"]
     right = total = exact = 0
-    wrong_flagged = wrong = ok = ok_right = piece_errors = 0
+    wrong_flagged = wrong = ok = ok_right = 0
+    per_game = {}
     for i, t in enumerate(truth["games"]):
         moves = games[i]["moves"] if i < len(games) else []
         got = [m["san"] for m in moves]
@@ -50,10 +51,7 @@ def main():
             if m["san"] != want:
                 wrong += 1
                 wrong_flagged += flagged
-                # A wrong piece (or a piece for a pawn, or the reverse) vs. another error.
-                got_piece = (m["san"] or " ")[0]
-                if (want[0] in "KQRBN" or got_piece in "KQRBN") and got_piece != want[0]:
-                    piece_errors += 1
+                per_game[i] = per_game.get(i, 0) + 1
             if not flagged:
                 ok += 1
                 ok_right += m["san"] == want
@@ -75,8 +73,10 @@ def main():
     print(f"{pdf}: {wall:.1f} s")
     print(f"games: {len(games)} read, {len(truth['games'])} in the book; exact {exact}")
     print(f"plies right: {right}/{total} = {100 * right / max(total, 1):.2f} %; flagged {flagged} of {plies}")
-    print(f"wrong plies flagged: {wrong_flagged}/{wrong} ({piece_errors} of them a wrong piece); "
-          f"ok plies right: {ok_right}/{ok} = {100 * ok_right / max(ok, 1):.2f} %")
+    worst = sorted(per_game.items(), key=lambda kv: -kv[1])[:3]
+    print(f"wrong plies flagged: {wrong_flagged}/{wrong}; ok plies right: {ok_right}/{ok} = "
+          f"{100 * ok_right / max(ok, 1):.2f} %; wrong plies in {len(per_game)} games, the worst: "
+          + ", ".join(f"game {g + 1} ({n})" for g, n in worst))
     print(f"diagrams: {len(boards)} read, {nd} in the book; exact {d_right}/{nd} = {100 * d_right / max(nd, 1):.1f} %")
     print(f"diagram checks: {checks}")
 

@@ -9,7 +9,7 @@ typeset by headless Chromium in several typefaces and notations, and its truth b
 Writes OUT/book.pdf (a born-digital book: real text, vector diagrams), OUT/book.html (its
 source) and OUT/book.truth.json:
 
-    {"games": [{"white", "black", "sans": [English SAN...], "result"}],
+    {"games": [{"white", "black", "sans": [English SAN...], "result", "notation", "font"}],
      "diagrams": [{"game": i, "ply": k, "fen": placement after ply k}]}
 
 Games come from datasets/games (real games), taken evenly spaced, cut to at most 80 plies.
@@ -138,7 +138,8 @@ def main():
                         words.append(f"{i // 2 + 1}...")
             words.append(result)
             parts.append('<p class="moves">' + html.escape(" ".join(words)) + "</p>")
-            truth["games"].append({"white": white, "black": black, "sans": sans, "result": result})
+            truth["games"].append({"white": white, "black": black, "sans": sans, "result": result,
+                                   "notation": style, "font": font})
         parts.append("</div>")
     page = f"""<!doctype html><html><head><meta charset="utf-8"><style>
 @page {{ size: A5; margin: 14mm 12mm; }}
