@@ -3,8 +3,9 @@
 
     python3 scripts/eval_book.py work-tmp/book/book.pdf [--truth work-tmp/book/book.truth.json]
 
-Games are compared in order (the book's game i with the truth's game i; a game hamle splits
-or merges shows as a count mismatch and as wrong plies); a ply is right when its English SAN
+Each game of the truth is compared with the read game near its place (within 4) that agrees
+with it on most plies, each read game used once (a game hamle splits or merges shows as a
+count mismatch and as wrong plies); a ply is right when its English SAN
 equals the truth's. Diagrams are right when the placement is exact (matched by placement, each board read used once). Also prints what hamle's own diagram-vs-game check said, and the wall time.
 """
 
@@ -38,8 +39,21 @@ def main():
     right = total = exact = 0
     wrong_flagged = wrong = ok = ok_right = 0
     per_game = {}
+    used = set()
     for i, t in enumerate(truth["games"]):
-        moves = games[i]["moves"] if i < len(games) else []
+        # The game read for it: of the unused ones near its place, the one agreeing on most
+        # plies (a game split in two or a merged pair shifts the places after it).
+        best, best_r = None, -1
+        for j in range(max(0, i - 4), min(len(games), i + 5)):
+            if j in used:
+                continue
+            sans = [m["san"] for m in games[j]["moves"]]
+            r_ = sum(1 for a, b in zip(sans, t["sans"]) if a == b)
+            if r_ > best_r:
+                best, best_r = j, r_
+        if best is not None:
+            used.add(best)
+        moves = games[best]["moves"] if best is not None else []
         got = [m["san"] for m in moves]
         r_ = sum(1 for a, b in zip(got, t["sans"]) if a == b)
         right += r_

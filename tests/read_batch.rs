@@ -571,8 +571,8 @@ fn bundled_book_reads_exactly() {
 
 /// The scanned-looking copy of the bundled book (`make_test_book.py --games 6 --seed 4
 /// --scanned`: pages drawn at 200 dpi, turned, blurred, grained, stored as JPEGs — no text
-/// layer) is read through the word recognizer: all games found, at least 95 % of the plies
-/// right (97.2 % when this was written), every diagram exact.
+/// layer) is read through the word recognizer: all games found, at least 98 % of the plies
+/// right (all 436 when this was written), every diagram exact.
 #[test]
 fn bundled_scanned_book_reads_nearly_all_moves() {
     let (truth, recs) = read_sample_book("book-scanned.pdf");
@@ -586,7 +586,7 @@ fn bundled_scanned_book_reads_nearly_all_moves() {
         total += want.len();
     }
     let share = right as f64 / total as f64;
-    assert!(share >= 0.95, "{right}/{total} plies right");
+    assert!(share >= 0.98, "{right}/{total} plies right");
     let mut boards: Vec<&str> = recs
         .iter()
         .filter(|r| r["kind"] == "board")

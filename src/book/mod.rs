@@ -404,12 +404,20 @@ fn assemble(pages: &[PageRead], cfg: &BookConfig) -> Book {
             let unsure = l.confidence < MIN_LINE_CONFIDENCE;
             // The rest of a word broken at a hyphen (`1-` / `0`, `O-` / `O`) continues it.
             let continuation = cur.moves.ends_with('-') && words.len() <= 2;
-            let is_moves = continuation || (!unsure && movelike * 2 >= words.len() && movelike > 0);
             // A game starts at a line with a move number; move-like lines before that are
-            // headings (names and places read as chess letters).
+            // headings (names and places read as chess letters). Inside a game an unsure
+            // line still counts when it holds a move number: dropping a line of moves derails
+            // the rest of the game, while the headings after a game's end hold none.
             let numbered = words.iter().any(|w| leading_number(w).is_some());
             let starts = cur.moves.trim().is_empty() || cur.ended;
-            let is_moves = is_moves && (numbered || !starts);
+            let is_moves = continuation
+                || (movelike * 2 >= words.len()
+                    && movelike > 0
+                    && if starts {
+                        numbered && !unsure
+                    } else {
+                        numbered || !unsure
+                    });
             if !is_moves {
                 heading.push(l.text.clone());
                 continue;

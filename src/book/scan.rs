@@ -48,7 +48,7 @@ pub fn scan(page: &GrayImage, exclude: &[[f32; 4]]) -> Scan {
     };
     // Leave the diagrams out (their boxes are small against the skew; a margin covers it).
     for r in exclude {
-        let m = (r[2] - r[0]).max(r[3] - r[1]) * 0.04 + 4.0;
+        let m = (r[2] - r[0]).max(r[3] - r[1]) * 0.015 + 3.0;
         let x0 = (r[0] - m).max(0.0) as u32;
         let y0 = (r[1] - m).max(0.0) as u32;
         let x1 = ((r[2] + m).max(0.0) as u32).min(gray.width());
