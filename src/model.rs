@@ -77,29 +77,25 @@ impl CellFrames {
         out
     }
 
+    /// The best log-probability of frame `t`.
+    fn frame_max(&self, t: usize) -> f32 {
+        self.logp[t * self.classes..(t + 1) * self.classes]
+            .iter()
+            .cloned()
+            .fold(f32::MIN, f32::max)
+    }
+
     /// The lowest of the frames' best probabilities.
     pub fn min_frame_prob(&self) -> f32 {
         (0..self.frames)
-            .map(|t| {
-                self.logp[t * self.classes..(t + 1) * self.classes]
-                    .iter()
-                    .cloned()
-                    .fold(f32::MIN, f32::max)
-            })
+            .map(|t| self.frame_max(t))
             .fold(0.0f32, f32::min)
             .exp()
     }
 
     /// Log-probability of the best path (its frames' maxima summed).
     pub fn best_path_logp(&self) -> f32 {
-        (0..self.frames)
-            .map(|t| {
-                self.logp[t * self.classes..(t + 1) * self.classes]
-                    .iter()
-                    .cloned()
-                    .fold(f32::MIN, f32::max)
-            })
-            .sum()
+        (0..self.frames).map(|t| self.frame_max(t)).sum()
     }
 }
 
