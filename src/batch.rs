@@ -46,8 +46,8 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::pages::{self, Document, Kind};
-use crate::read::{read_page, read_text, Content, ReadConfig, ReadError};
+use crate::pages::{self, Document};
+use crate::read::{Content, ReadConfig, ReadError};
 
 /// Folder of hamle's own bookkeeping inside the output folder.
 pub const STATE_DIR: &str = ".hamle";
@@ -680,13 +680,7 @@ fn page_part(doc: &Document, i: usize, multi: bool, input: &Input, cfg: &BatchCo
         }
     }
     let page_no = multi.then_some(i);
-    let content = if doc.kind() == Kind::Text {
-        read_text(doc.text().unwrap_or_default(), &cfg.read)
-    } else {
-        doc.page(i)
-            .map_err(ReadError::Page)
-            .and_then(|p| read_page(&p, &cfg.read))
-    };
+    let content = crate::read::read_document_page(doc, i, &cfg.read);
     let part = make_part(content, &input.display, page_no);
     if multi {
         if let Ok(bytes) = serde_json::to_vec(&part) {

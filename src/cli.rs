@@ -687,15 +687,7 @@ fn read(args: &ReadArgs) -> anyhow::Result<ExitCode> {
             use rayon::prelude::*;
             let results: Vec<_> = chunk
                 .par_iter()
-                .map(|&i| {
-                    if let Some(text) = doc.text() {
-                        hamle::read::read_text(text, &cfg)
-                    } else {
-                        doc.page(i)
-                            .map_err(hamle::read::ReadError::Page)
-                            .and_then(|p| hamle::read::read_page(&p, &cfg))
-                    }
-                })
+                .map(|&i| hamle::read::read_document_page(&doc, i, &cfg))
                 .collect();
             for (&i, r) in chunk.iter().zip(results) {
                 let page = multi.then_some(i);

@@ -108,9 +108,8 @@ pub fn read_page(page: &Page, cfg: &ReadConfig) -> Result<Content, ReadError> {
         Err(e) => e.to_string(),
     };
     match crate::board::read_all(&page.gray, &cfg.board, crate::book::MAX_DIAGRAMS) {
-        Ok(boards) if !boards.is_empty() => {
+        Ok(mut boards) => {
             let s = page.scale;
-            let mut boards: Vec<BoardReading> = boards;
             if s > 0.0 && s != 1.0 {
                 for b in &mut boards {
                     for c in &mut b.corners {
@@ -125,21 +124,30 @@ pub fn read_page(page: &Page, cfg: &ReadConfig) -> Result<Content, ReadError> {
                 Content::Boards(boards)
             })
         }
-        Ok(_) => {
-            let board = match crate::board::read_gray(&page.gray, &cfg.board) {
-                Err(e) => e.to_string(),
-                Ok(_) => "no board found".into(),
-            };
-            Err(ReadError::NotChess {
-                sheet: sheet_err,
-                board,
-            })
-        }
         Err(BoardError::Model(e)) => Err(ReadError::Model(e)),
         Err(e) => Err(ReadError::NotChess {
             sheet: sheet_err,
             board: e.to_string(),
         }),
+    }
+}
+
+/// Reads page `index` of a document: its text, or its image by [`read_page`].
+///
+/// # Errors
+///
+/// As [`read_page`] and [`read_text`], or [`ReadError::Page`] when the page cannot be drawn.
+pub fn read_document_page(
+    doc: &crate::pages::Document,
+    index: usize,
+    cfg: &ReadConfig,
+) -> Result<Content, ReadError> {
+    match doc.text() {
+        Some(text) => read_text(text, cfg),
+        None => doc
+            .page(index)
+            .map_err(ReadError::Page)
+            .and_then(|p| read_page(&p, cfg)),
     }
 }
 

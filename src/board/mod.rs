@@ -267,11 +267,12 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
 /// Every board in an image, largest first: the board [`read_gray`] reads, then the next one
 /// with the boards found so far painted white (with a margin for frames and coordinates),
 /// up to `max` boards. A later board must alternate light and dark clearly
-/// ([`EXTRA_MIN_CHECKER`]) and score at least half the first one's box. Empty when there is none; a model failure is an error.
+/// ([`EXTRA_MIN_CHECKER`]) and score at least half the first one's box.
 ///
 /// # Errors
 ///
-/// The square model fails.
+/// No board at all ([`BoardError::Locate`], saying what was found instead), or the square
+/// model fails.
 pub fn read_all(
     img: &GrayImage,
     cfg: &BoardConfig,
@@ -282,7 +283,7 @@ pub fn read_all(
     while out.len() < max {
         let b = match read_gray(&work, cfg) {
             Ok(b) => b,
-            Err(BoardError::Locate(_)) => break,
+            Err(BoardError::Locate(_)) if !out.is_empty() => break,
             Err(e) => return Err(e),
         };
         // After the first board, only clear boards: text and tables left on a page can pass

@@ -60,7 +60,7 @@ pub fn scan(page: &GrayImage, exclude: &[[f32; 4]]) -> Scan {
         }
     }
     let bm = vision::binarize_with(&gray, 15, 0.25, 40.0);
-    let (w, h) = (bm.width as usize, bm.height as usize);
+    let h = bm.height as usize;
     let mut lines = Vec::new();
     for (ci, (cx0, cx1)) in columns(&bm).into_iter().enumerate() {
         let mut rows = vec![0u32; h];
@@ -81,7 +81,6 @@ pub fn scan(page: &GrayImage, exclude: &[[f32; 4]]) -> Scan {
             });
         }
     }
-    let _ = w;
     Scan { gray, skew, lines }
 }
 
