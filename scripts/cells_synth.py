@@ -34,9 +34,11 @@ H, W = 32, 128
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-SHARED_FONTS = os.path.join(REPO, "..", "shared", "assets", "fonts", "handwriting")
-NPM_FONTS = os.path.join(HERE, "fonts", "node_modules", "@fontsource")
-HCS = os.path.join(REPO, "..", "shared", "data", "hcs-labels", "training_tags.txt")
+# Each path can be moved by an environment variable (the GPU run carries copies of them).
+SHARED_FONTS = os.environ.get("HAMLE_SHARED_FONTS",
+                              os.path.join(REPO, "..", "shared", "assets", "fonts", "handwriting"))
+NPM_FONTS = os.environ.get("HAMLE_NPM_FONTS", os.path.join(HERE, "fonts", "node_modules", "@fontsource"))
+HCS = os.environ.get("HAMLE_HCS", os.path.join(REPO, "..", "shared", "data", "hcs-labels", "training_tags.txt"))
 
 # Families kept out of training: the Turkish test renders with these only.
 HELD_OUT = {"kalam", "patrick-hand", "mali", "sedgwick-ave", "just-me-again-down-here"}
@@ -79,10 +81,13 @@ def load_fonts(split):
         name = os.path.basename(d)
         if any(f.name == name for f in fonts):
             continue
-        main = glob.glob(os.path.join(d, "files", f"{name}-latin-400-normal.woff2"))
+        # .woff2 as npm installs it; .ttf where it was converted (scripts/train_cells_pool.py)
+        main = glob.glob(os.path.join(d, "files", f"{name}-latin-400-normal.woff2")) or \
+            glob.glob(os.path.join(d, "files", f"{name}-latin-400-normal.ttf"))
         if not main:
             continue
-        ext = glob.glob(os.path.join(d, "files", f"{name}-latin-ext-400-normal.woff2"))
+        ext = glob.glob(os.path.join(d, "files", f"{name}-latin-ext-400-normal.woff2")) or \
+            glob.glob(os.path.join(d, "files", f"{name}-latin-ext-400-normal.ttf"))
         fonts.append(Font(name, main[0], ext[0] if ext else None))
     if split == "train":
         fonts = [f for f in fonts if f.name not in HELD_OUT]
@@ -341,29 +346,16 @@ def make_cell(text, fonts, texts_for_neighbours, rng):
     return np.asarray(img, np.uint8)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--n", type=int, default=1000)
-    ap.add_argument("--split", choices=["train", "test"], default="train")
-    ap.add_argument("--lang", choices=["mix", "tr", "en"], default="mix")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--games", nargs="*", default=[os.path.join(REPO, "datasets", "games", "malakhov_master.pgn"),
-                                                   os.path.join(REPO, "datasets", "games", "lichess_classical.pgn")])
-    ap.add_argument("--max-games", type=int, default=2000)
-    ap.add_argument("--preview", help="write a PNG sheet of the first 48 samples")
-    a = ap.parse_args()
-    rng = random.Random(a.seed)
-    np.random.seed(a.seed)
-    fonts = load_fonts(a.split)
-    moves = load_moves(a.games, a.max_games)
-    hcs = load_hcs() if a.split == "train" else []
-    print(f"{len(fonts)} fonts, {len(moves)} moves, {len(hcs)} HCS spellings", file=sys.stderr)
-    images = np.zeros((a.n, H, W), np.uint8)
+def generate(n, seed, lang_mix, fonts, moves, hcs, progress=False):
+    """`n` cells drawn with `fonts` from the moves `moves` (and the HCS spellings `hcs`),
+    seeded by `seed`: (images (n, H, W) uint8, labels)."""
+    rng = random.Random(seed)
+    np.random.seed(seed)
+    images = np.zeros((n, H, W), np.uint8)
     labels = []
     neighbours = [m[0] for m in moves[:5000]]
-    for i in range(a.n):
-        lang = a.lang if a.lang != "mix" else ("tr" if rng.random() < 0.5 else "en")
+    for i in range(n):
+        lang = lang_mix if lang_mix != "mix" else ("tr" if rng.random() < 0.5 else "en")
         r = rng.random()
         if r < 0.04:
             text = ""
@@ -376,8 +368,28 @@ def main():
             text = spell(san, ep, lang, rng)
         images[i] = make_cell(text, fonts, neighbours, rng)
         labels.append(text)
-        if (i + 1) % 5000 == 0:
-            print(f"{i + 1}/{a.n}", file=sys.stderr)
+        if progress and (i + 1) % 5000 == 0:
+            print(f"{i + 1}/{n}", file=sys.stderr)
+    return images, labels
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--split", choices=["train", "test"], default="train")
+    ap.add_argument("--lang", choices=["mix", "tr", "en"], default="mix")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--games", nargs="*", default=[os.path.join(REPO, "datasets", "games", "malakhov_master.pgn"),
+                                                   os.path.join(REPO, "datasets", "games", "lichess_classical.pgn")])
+    ap.add_argument("--max-games", type=int, default=2000)
+    ap.add_argument("--preview", help="write a PNG sheet of the first 48 samples")
+    a = ap.parse_args()
+    fonts = load_fonts(a.split)
+    moves = load_moves(a.games, a.max_games)
+    hcs = load_hcs() if a.split == "train" else []
+    print(f"{len(fonts)} fonts, {len(moves)} moves, {len(hcs)} HCS spellings", file=sys.stderr)
+    images, labels = generate(a.n, a.seed, a.lang, fonts, moves, hcs, progress=True)
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     np.savez_compressed(a.out, images=images, labels=np.array(labels, dtype=object), allow_pickle=True)
     if a.preview:

@@ -49,6 +49,8 @@ def main():
     ap.add_argument("--labels", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--part", choices=["even", "odd", "all"], default="all")
+    ap.add_argument("--view", choices=["cut", "zoom"], default="cut",
+                    help="zoom: a cell's zoomed view (NAME-zoom.png) where hamle made one")
     a = ap.parse_args()
     stems = sorted(os.path.basename(p)[: -len(".moves.txt")] for p in glob.glob(os.path.join(a.labels, "*.moves.txt")))
     if a.part != "all":
@@ -58,6 +60,9 @@ def main():
         moves = moves_of(os.path.join(a.labels, stem + ".moves.txt"))
         for (n, side), text in sorted(moves.items()):
             p = os.path.join(a.cells, f"{stem}-{n:03d}{'wb'[side]}.png")
+            z = p[:-len(".png")] + "-zoom.png"
+            if a.view == "zoom" and os.path.exists(z):
+                p = z
             if not os.path.exists(p):
                 continue
             if not all(c in ALPHABET for c in text):

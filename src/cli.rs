@@ -205,7 +205,8 @@ pub struct SheetArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub beam: Option<u32>,
 
-    /// Also write every cell as the recognizer sees it, as `DIR/NAME-<move><w|b>.png`.
+    /// Also write every cell as the recognizer sees it, as `DIR/NAME-<move><w|b>.png`, and
+    /// the zoomed view of a cell with small writing as `DIR/NAME-<move><w|b>-zoom.png`.
     #[arg(long, value_name = "DIR")]
     pub dump_cells: Option<PathBuf>,
 }
@@ -244,6 +245,11 @@ pub struct SheetsEvalArgs {
     /// Largest reading cost still marked `ok` (default: the pipeline's).
     #[arg(long, hide = true)]
     pub ok_below: Option<f32>,
+
+    /// Read a cell a second time, zoomed on its writing, when the writing is under this share
+    /// of the cell's height (0: never; default: the pipeline's).
+    #[arg(long, hide = true)]
+    pub zoom_below: Option<f32>,
 }
 
 /// `hamle board --format`.
@@ -555,7 +561,7 @@ fn sheet(args: &SheetArgs) -> anyhow::Result<ExitCode> {
     for path in &args.images {
         let name = path.display().to_string();
         if let Some(dir) = &args.dump_cells {
-            if let Err(err) = dump_cells(path, dir) {
+            if let Err(err) = dump_cells(path, dir, &cfg) {
                 message(&format!("{name}: {err:#}"));
                 failed = true;
                 continue;
@@ -595,16 +601,23 @@ fn finish(out: &mut impl Write, failed: bool) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn dump_cells(path: &std::path::Path, dir: &std::path::Path) -> anyhow::Result<()> {
+fn dump_cells(
+    path: &std::path::Path,
+    dir: &std::path::Path,
+    cfg: &SheetConfig,
+) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)?;
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("sheet");
-    for (b, img, _) in hamle::sheet::cell_images(path)? {
+    for (b, img, _, zoom) in hamle::sheet::cell_images(path, cfg)? {
         let side = if b.side == hamle::sheet::Side::White {
             'w'
         } else {
             'b'
         };
         img.save(dir.join(format!("{stem}-{:03}{side}.png", b.number)))?;
+        if let Some(z) = zoom {
+            z.save(dir.join(format!("{stem}-{:03}{side}-zoom.png", b.number)))?;
+        }
     }
     Ok(())
 }
@@ -619,6 +632,9 @@ fn eval_sheets(args: &SheetsEvalArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(o) = args.ok_below {
         cfg.ok_below = o;
+    }
+    if let Some(z) = args.zoom_below {
+        cfg.zoom_below = z;
     }
     let report = hamle::eval::sheets::run(&args.dir, &cfg, !args.no_second)?;
     print_report(&report, args.json)

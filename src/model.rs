@@ -116,10 +116,16 @@ pub struct CellModel {
 static CELL_MODEL: OnceLock<Result<CellModel, String>> = OnceLock::new();
 
 impl CellModel {
-    /// The embedded model, loaded on first use.
+    /// The embedded model, loaded on first use. For comparing candidate models without a
+    /// rebuild, `HAMLE_CELL_MODEL=PATH` loads that ONNX file instead.
     pub fn get() -> Result<&'static CellModel, String> {
         CELL_MODEL
-            .get_or_init(|| CellModel::from_bytes(CELL_ONNX).map_err(|e| format!("{e:#}")))
+            .get_or_init(|| match std::env::var_os("HAMLE_CELL_MODEL") {
+                Some(path) => std::fs::read(&path)
+                    .map_err(|e| format!("{}: {e}", path.to_string_lossy()))
+                    .and_then(|b| CellModel::from_bytes(&b).map_err(|e| format!("{e:#}"))),
+                None => CellModel::from_bytes(CELL_ONNX).map_err(|e| format!("{e:#}")),
+            })
             .as_ref()
             .map_err(|e| format!("cannot load the cell model: {e}"))
     }

@@ -27,6 +27,9 @@ pub struct CtcReading {
     reference: f32,
     /// Frame probabilities (exp of the log-probabilities), for the graph forward pass.
     probs: Vec<f32>,
+    /// The same cell read from another crop (zoomed on small writing); a move costs what it
+    /// costs in the view it fits better.
+    view: Option<Arc<CtcReading>>,
 }
 
 impl CtcReading {
@@ -39,7 +42,25 @@ impl CtcReading {
             text,
             reference,
             probs,
+            view: None,
         }
+    }
+
+    /// This reading with a second view of the same cell. The surer of the two greedy
+    /// readings (the likelier path) comes first and gives the text.
+    pub fn with_view(self, other: CtcReading) -> CtcReading {
+        let (mut first, second) = if other.reference > self.reference {
+            (other, self)
+        } else {
+            (self, other)
+        };
+        first.view = Some(Arc::new(second));
+        first
+    }
+
+    /// Greedy readings of every view, the first one's first.
+    pub fn texts(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.text.as_str()).chain(self.view.as_deref().map(|v| v.text.as_str()))
     }
 }
 
@@ -329,6 +350,14 @@ impl CtcScorer {
 
 impl CtcScorer {
     fn cost_uncached(&self, r: &CtcReading, shape: &Shape) -> f32 {
+        let own = self.view_cost(r, shape);
+        match &r.view {
+            Some(v) => own.min(self.view_cost(v, shape)),
+            None => own,
+        }
+    }
+
+    fn view_cost(&self, r: &CtcReading, shape: &Shape) -> f32 {
         let f = &r.frames;
         let lp = graph_logp(&r.probs, f.frames, f.classes, &slots(shape, self.lang));
         let mut best = if lp.is_finite() {
@@ -359,11 +388,12 @@ impl Scorer for CtcScorer {
     }
 
     fn looks_like_move(&self, r: &CtcReading) -> bool {
-        text_looks_like_move(r.text.trim_end_matches('='))
+        r.texts()
+            .any(|t| text_looks_like_move(t.trim_end_matches('=')))
     }
 
     fn is_junk(&self, r: &CtcReading) -> bool {
-        !r.text.chars().any(|c| c.is_alphanumeric())
+        r.texts().all(|t| !t.chars().any(|c| c.is_alphanumeric()))
     }
 
     fn text(&self, r: &CtcReading) -> String {
@@ -550,5 +580,30 @@ mod tests {
             );
             assert!(sc.cost(&r, best) < 0.5);
         }
+    }
+
+    /// A cell read twice (as cut and zoomed): a move costs what it costs in the view it fits
+    /// better, and the surer view gives the text.
+    #[test]
+    fn a_move_costs_its_cost_in_the_better_view() {
+        let pos = Chess::default();
+        let shapes = shapes_with_suffix(&pos);
+        let sc = CtcScorer::new(english());
+        let cut = CtcReading::new(Arc::new(frames_for("e3", 0.6)));
+        let zoom = CtcReading::new(Arc::new(frames_for("e4", 0.95)));
+        let both = cut.clone().with_view(zoom.clone());
+        assert_eq!(both.text, "e4");
+        assert_eq!(both.texts().collect::<Vec<_>>(), ["e4", "e3"]);
+        for sh in &shapes {
+            let want = sc.cost(&cut, sh).min(sc.cost(&zoom, sh));
+            let got = sc.cost(&both, sh);
+            assert!(
+                (got - want).abs() < 1e-6 || (got.is_infinite() && want.is_infinite()),
+                "{sh:?}: {got} vs {want}"
+            );
+        }
+        let junk = CtcReading::new(Arc::new(frames_for("-", 0.9)));
+        assert!(sc.is_junk(&junk));
+        assert!(!sc.is_junk(&junk.clone().with_view(zoom)));
     }
 }

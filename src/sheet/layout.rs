@@ -190,6 +190,61 @@ impl Layout {
         )
     }
 
+    /// Where the writing in a cell is small (its ink spans under `below` of the cell's
+    /// height), the cell's image zoomed on the writing alone, `w × h`: the recognizer was
+    /// trained on writing 55–90 % of the image's height, and small writing in a whole cell
+    /// is a few pixels tall.
+    pub fn zoom_image(&self, c: &PageCell, w: u32, h: u32, below: f32) -> Option<GrayImage> {
+        let r = self.zoom_box(c, w as f32 / h as f32, below)?;
+        Some(vision::crop_resize(
+            &self.page, r[0], r[1], r[2], r[3], w, h,
+        ))
+    }
+
+    /// The box of [`Layout::zoom_image`]: around the ink inside the cell's lines (its 1st to
+    /// 99th percentiles, so a speck does not count), the writing at 70 % of its height.
+    fn zoom_box(&self, c: &PageCell, aspect: f32, below: f32) -> Option<[f32; 4]> {
+        let (bw, bh) = (c.x1 - c.x0, c.y1 - c.y0);
+        let (x0, x1) = (
+            (c.x0 + 0.04 * bw).max(0.0) as u32,
+            (c.x1 - 0.04 * bw) as u32,
+        );
+        let (y0, y1) = ((c.y0 + 0.1 * bh).max(0.0) as u32, (c.y1 - 0.1 * bh) as u32);
+        let (x1, y1) = (x1.min(self.ink.width), y1.min(self.ink.height));
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        for y in y0..y1 {
+            for x in x0..x1 {
+                if self.ink.get(x, y) {
+                    xs.push(x as f32);
+                    ys.push(y as f32);
+                }
+            }
+        }
+        if xs.len() < 20 {
+            return None;
+        }
+        let q = |v: &mut Vec<f32>, p: f32| {
+            let i = ((v.len() - 1) as f32 * p).round() as usize;
+            *v.select_nth_unstable_by(i, f32::total_cmp).1
+        };
+        let (ix0, ix1) = (q(&mut xs, 0.01), q(&mut xs, 0.99));
+        let (iy0, iy1) = (q(&mut ys, 0.01), q(&mut ys, 0.99));
+        let (iw, ih) = (ix1 - ix0 + 1.0, iy1 - iy0 + 1.0);
+        if ih >= below * bh || ih < 0.08 * bh {
+            return None;
+        }
+        // Text at 70 % of the crop's height, at least as wide as the writing and the aspect.
+        let mut ch = ih / 0.7;
+        let mut cw = (iw * 1.15 + 0.3 * ch).max(ch * aspect * 1.1);
+        if cw > ch * aspect * 1.35 {
+            ch = cw / (aspect * 1.35);
+        }
+        cw = cw.min(bw * 1.04);
+        let (cx, cy) = ((ix0 + ix1) / 2.0, (iy0 + iy1) / 2.0);
+        let left = (cx - cw / 2.0).clamp(c.x0 - 0.02 * bw, (c.x1 + 0.02 * bw - cw).max(c.x0));
+        Some([left, cy - ch / 2.0, left + cw, cy + ch / 2.0])
+    }
+
     /// Share of the cell's inside (away from its lines) that is ink.
     pub fn ink_share(&self, c: &PageCell) -> f32 {
         let (bw, bh) = (c.x1 - c.x0, c.y1 - c.y0);
@@ -469,6 +524,58 @@ mod tests {
             assert!((c.y0 - l.cells[0].y0).abs() < 3.0);
             assert!(!l.turned);
         }
+    }
+
+    /// Small writing gets a zoomed view around it; writing that fills the cell, or an empty
+    /// cell, gets none.
+    #[test]
+    fn small_writing_is_zoomed() {
+        let mut img = blank_form(2, 25, 1400, 2000);
+        let l0 = find(&img, 1.0).unwrap();
+        let (small, big, empty) = (l0.cells[0], l0.cells[1], l0.cells[2]);
+        let bh = small.y1 - small.y0;
+        // A "word" 30 % of the cell's height, left of centre; another filling 80 %.
+        let blot = |img: &mut GrayImage, c: &PageCell, share: f32, x0: f32, wide: f32| {
+            let h = (c.y1 - c.y0) * share;
+            let cy = (c.y0 + c.y1) / 2.0;
+            for y in (cy - h / 2.0) as u32..(cy + h / 2.0) as u32 {
+                for x in (c.x0 + x0) as u32..(c.x0 + x0 + wide) as u32 {
+                    if (x / 4) % 2 == 0 {
+                        img.put_pixel(x, y, Luma([20]));
+                    }
+                }
+            }
+        };
+        blot(&mut img, &small, 0.3, 30.0, 60.0);
+        blot(&mut img, &big, 0.8, 30.0, 150.0);
+        let l = find(&img, 1.0).unwrap();
+        let (small, big, empty) = (
+            l.cells
+                .iter()
+                .find(|c| c.number == small.number && c.side == small.side)
+                .unwrap(),
+            l.cells
+                .iter()
+                .find(|c| c.number == big.number && c.side == big.side)
+                .unwrap(),
+            l.cells
+                .iter()
+                .find(|c| c.number == empty.number && c.side == empty.side)
+                .unwrap(),
+        );
+        assert!(l.zoom_image(big, 128, 32, 0.6).is_none());
+        assert!(l.zoom_image(empty, 128, 32, 0.6).is_none());
+        assert!(l.zoom_image(small, 128, 32, 0.0).is_none());
+        let r = l.zoom_box(small, 4.0, 0.6).expect("a zoom box");
+        // About 0.3 / 0.7 of the cell's height, around the writing, inside the cell's width.
+        let h = r[3] - r[1];
+        assert!((h / bh - 0.43).abs() < 0.06, "height {h} of {bh}");
+        let cy = (small.y0 + small.y1) / 2.0;
+        assert!(((r[1] + r[3]) / 2.0 - cy).abs() < 3.0);
+        assert!(r[0] <= small.x0 + 30.0 && r[2] >= small.x0 + 90.0, "{r:?}");
+        assert!(r[0] >= small.x0 - 0.03 * (small.x1 - small.x0));
+        let z = l.zoom_image(small, 128, 32, 0.6).unwrap();
+        assert_eq!(z.dimensions(), (128, 32));
     }
 
     #[test]

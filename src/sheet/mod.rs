@@ -38,6 +38,10 @@ pub struct SheetConfig {
     pub text_price: Option<f32>,
     /// Largest cost of a cell's reading that still counts as `ok`.
     pub ok_below: f32,
+    /// A cell whose writing is under this share of its height is read twice: as cut, and
+    /// zoomed on the writing ([`Layout::zoom_image`]); each move is scored against the view
+    /// it fits better. 0 reads every cell once.
+    pub zoom_below: f32,
 }
 
 impl Default for SheetConfig {
@@ -51,9 +55,13 @@ impl Default for SheetConfig {
             ctc_weight: 0.5,
             text_price: Some(1.0),
             ok_below: 0.5,
+            zoom_below: ZOOM_BELOW,
         }
     }
 }
+
+/// Default of [`SheetConfig::zoom_below`].
+pub const ZOOM_BELOW: f32 = 0.6;
 
 /// Engine prices for sheets: every cell is one ply (the grid says so), so a ply with no
 /// cell or a cell that is no ply costs a great deal; a blank cell inside the game is an
@@ -140,7 +148,7 @@ pub fn read_gray(
     cfg: &SheetConfig,
 ) -> Result<SheetReading, SheetError> {
     let t0 = Instant::now();
-    let rec = recognize(gray, scale)?;
+    let rec = recognize(gray, scale, cfg)?;
     let items = items_of(
         &rec.cells,
         rec.readings.iter().map(|r| vec![r.clone()]).collect(),
@@ -160,8 +168,8 @@ pub fn read_pair(
     let t0 = Instant::now();
     let (g1, s1) = vision::load_gray(first).map_err(SheetError::Image)?;
     let (g2, s2) = vision::load_gray(second).map_err(SheetError::Image)?;
-    let a = recognize(&g1, s1)?;
-    let b = match recognize(&g2, s2) {
+    let a = recognize(&g1, s1, cfg)?;
+    let b = match recognize(&g2, s2, cfg) {
         Ok(b) => Some(b),
         // A blank second copy adds nothing; the first alone decides.
         Err(SheetError::Blank) => None,
@@ -233,7 +241,11 @@ impl Recognized {
     }
 }
 
-fn recognize(gray: &image::GrayImage, scale: f32) -> Result<Recognized, SheetError> {
+fn recognize(
+    gray: &image::GrayImage,
+    scale: f32,
+    cfg: &SheetConfig,
+) -> Result<Recognized, SheetError> {
     let lay = layout::find(gray, scale).map_err(SheetError::Layout)?;
     let inks: Vec<f32> = lay.cells.iter().map(|c| lay.ink_share(c)).collect();
     // Empty cells end the game: everything after the last written cell is left out.
@@ -242,14 +254,27 @@ fn recognize(gray: &image::GrayImage, scale: f32) -> Result<Recognized, SheetErr
     };
     let mut cells = lay.cells[..=last].to_vec();
     let mut inks = inks[..=last].to_vec();
-    let images: Vec<image::GrayImage> = cells
+    // Each cell as cut, then the zoomed views of the cells with small writing.
+    let mut images: Vec<image::GrayImage> = cells
         .iter()
         .map(|c| lay.cell_image(c, CELL_W, CELL_H))
         .collect();
+    let mut zoomed = Vec::new();
+    for (i, c) in cells.iter().enumerate() {
+        if let Some(z) = lay.zoom_image(c, CELL_W, CELL_H, cfg.zoom_below) {
+            zoomed.push(i);
+            images.push(z);
+        }
+    }
     let model = CellModel::get().map_err(SheetError::Model)?;
-    let mut readings = Vec::with_capacity(images.len());
+    let mut views = Vec::with_capacity(images.len());
     for f in model.run_cells(&images) {
-        readings.push(CtcReading::new(Arc::new(f.map_err(SheetError::Model)?)));
+        views.push(CtcReading::new(Arc::new(f.map_err(SheetError::Model)?)));
+    }
+    let alts = views.split_off(cells.len());
+    let mut readings = views;
+    for (i, alt) in zoomed.into_iter().zip(alts) {
+        readings[i] = readings[i].clone().with_view(alt);
     }
     let texts: Vec<&str> = readings.iter().map(|r| r.text.as_str()).collect();
     let end = game_end(&inks, &texts);
@@ -345,8 +370,12 @@ fn decode_best(
 }
 
 /// The cells of a sheet as the recognizer sees them (for inspection and for building
-/// training and test sets): each cell's box, image and ink share, in move order.
-pub fn cell_images(path: &Path) -> Result<Vec<(CellBox, image::GrayImage, f32)>, SheetError> {
+/// training and test sets), in move order: each cell's box, image, ink share and, where its
+/// writing is small, its zoomed view ([`SheetConfig::zoom_below`]).
+pub type CellImage = (CellBox, image::GrayImage, f32, Option<image::GrayImage>);
+
+/// See [`CellImage`].
+pub fn cell_images(path: &Path, cfg: &SheetConfig) -> Result<Vec<CellImage>, SheetError> {
     let (gray, scale) = vision::load_gray(path).map_err(SheetError::Image)?;
     let lay = layout::find(&gray, scale).map_err(SheetError::Layout)?;
     Ok(lay
@@ -357,6 +386,7 @@ pub fn cell_images(path: &Path) -> Result<Vec<(CellBox, image::GrayImage, f32)>,
                 lay.original_box(c),
                 lay.cell_image(c, CELL_W, CELL_H),
                 lay.ink_share(c),
+                lay.zoom_image(c, CELL_W, CELL_H, cfg.zoom_below),
             )
         })
         .collect())
