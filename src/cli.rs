@@ -250,6 +250,11 @@ pub struct SheetsEvalArgs {
     /// of the cell's height (0: never; default: the pipeline's).
     #[arg(long, hide = true)]
     pub zoom_below: Option<f32>,
+
+    /// ... only when the cell's greedy reading is less likely than this (default: the
+    /// pipeline's).
+    #[arg(long, hide = true)]
+    pub zoom_unsure: Option<f32>,
 }
 
 /// `hamle board --format`.
@@ -635,6 +640,9 @@ fn eval_sheets(args: &SheetsEvalArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(z) = args.zoom_below {
         cfg.zoom_below = z;
+    }
+    if let Some(z) = args.zoom_unsure {
+        cfg.zoom_unsure = z;
     }
     let report = hamle::eval::sheets::run(&args.dir, &cfg, !args.no_second)?;
     print_report(&report, args.json)

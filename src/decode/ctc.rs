@@ -58,6 +58,11 @@ impl CtcReading {
         first
     }
 
+    /// Probability of the greedy reading (of the surer view).
+    pub fn sureness(&self) -> f32 {
+        self.reference.exp()
+    }
+
     /// Greedy readings of every view, the first one's first.
     pub fn texts(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.text.as_str()).chain(self.view.as_deref().map(|v| v.text.as_str()))

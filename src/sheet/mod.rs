@@ -42,6 +42,9 @@ pub struct SheetConfig {
     /// zoomed on the writing ([`Layout::zoom_image`]); each move is scored against the view
     /// it fits better. 0 reads every cell once.
     pub zoom_below: f32,
+    /// ... but only when the cut view's greedy reading has a probability under this (a sure
+    /// reading gains nothing from a second look, and the second look costs a model run).
+    pub zoom_unsure: f32,
 }
 
 impl Default for SheetConfig {
@@ -56,12 +59,16 @@ impl Default for SheetConfig {
             text_price: Some(1.0),
             ok_below: 0.5,
             zoom_below: ZOOM_BELOW,
+            zoom_unsure: ZOOM_UNSURE,
         }
     }
 }
 
 /// Default of [`SheetConfig::zoom_below`].
 pub const ZOOM_BELOW: f32 = 0.6;
+
+/// Default of [`SheetConfig::zoom_unsure`].
+pub const ZOOM_UNSURE: f32 = 0.9;
 
 /// Engine prices for sheets: every cell is one ply (the grid says so), so a ply with no
 /// cell or a cell that is no ply costs a great deal; a blank cell inside the game is an
@@ -254,26 +261,21 @@ fn recognize(
     };
     let mut cells = lay.cells[..=last].to_vec();
     let mut inks = inks[..=last].to_vec();
-    // Each cell as cut, then the zoomed views of the cells with small writing.
-    let mut images: Vec<image::GrayImage> = cells
+    // Each cell as cut; then, for the cells with small writing whose reading is unsure, a
+    // second view zoomed on the writing.
+    let images: Vec<image::GrayImage> = cells
         .iter()
         .map(|c| lay.cell_image(c, CELL_W, CELL_H))
         .collect();
-    let mut zoomed = Vec::new();
-    for (i, c) in cells.iter().enumerate() {
-        if let Some(z) = lay.zoom_image(c, CELL_W, CELL_H, cfg.zoom_below) {
-            zoomed.push(i);
-            images.push(z);
-        }
-    }
     let model = CellModel::get().map_err(SheetError::Model)?;
-    let mut views = Vec::with_capacity(images.len());
-    for f in model.run_cells(&images) {
-        views.push(CtcReading::new(Arc::new(f.map_err(SheetError::Model)?)));
-    }
-    let alts = views.split_off(cells.len());
-    let mut readings = views;
-    for (i, alt) in zoomed.into_iter().zip(alts) {
+    let mut readings = run_model(model, &images)?;
+    let (zoomed, images): (Vec<usize>, Vec<image::GrayImage>) = cells
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| readings[*i].sureness() < cfg.zoom_unsure)
+        .filter_map(|(i, c)| Some((i, lay.zoom_image(c, CELL_W, CELL_H, cfg.zoom_below)?)))
+        .unzip();
+    for (i, alt) in zoomed.into_iter().zip(run_model(model, &images)?) {
         readings[i] = readings[i].clone().with_view(alt);
     }
     let texts: Vec<&str> = readings.iter().map(|r| r.text.as_str()).collect();
@@ -290,6 +292,18 @@ fn recognize(
         cells,
         readings,
     })
+}
+
+/// The recognizer's readings of cell images.
+fn run_model(
+    model: &CellModel,
+    images: &[image::GrayImage],
+) -> Result<Vec<CtcReading>, SheetError> {
+    model
+        .run_cells(images)
+        .into_iter()
+        .map(|f| Ok(CtcReading::new(Arc::new(f.map_err(SheetError::Model)?))))
+        .collect()
 }
 
 /// How many cells the game fills: up to the last written cell (ink that reads as something),
