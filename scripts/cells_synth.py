@@ -17,7 +17,6 @@ scripts/fonts/package.json). `HELD_OUT` families are never used for `--split tra
 import argparse
 import glob
 import io
-import math
 import os
 import random
 import sys
