@@ -144,6 +144,27 @@ def scan(img, rng):
     return Image.open(io.BytesIO(buf.getvalue())).convert("L")
 
 
+def perspective(img, rng, amount):
+    """A phone held at a slant: each corner of the page moved by up to `amount` of the page's
+    size (mostly inwards), over a darker table."""
+    w, h = img.size
+    dst = [(0, 0), (w, 0), (w, h), (0, h)]
+    sign = [(1, 1), (-1, 1), (-1, -1), (1, -1)]
+    src = [(x + sx * rng.uniform(-0.2, 1) * amount * w, y + sy * rng.uniform(-0.2, 1) * amount * h)
+           for (x, y), (sx, sy) in zip(dst, sign)]
+    # Coefficients mapping each output pixel (the photo) to the flat page: solve for the
+    # projective map that takes the moved corners `src` back to the page's corners `dst`.
+    rows, rhs = [], []
+    for (X, Y), (x, y) in zip(src, dst):
+        rows.append([X, Y, 1, 0, 0, 0, -x * X, -x * Y])
+        rhs.append(x)
+        rows.append([0, 0, 0, X, Y, 1, -y * X, -y * Y])
+        rhs.append(y)
+    coeffs = np.linalg.solve(np.array(rows, float), np.array(rhs, float))
+    table = rng.randint(60, 160)
+    return img.transform((w, h), Image.PERSPECTIVE, tuple(coeffs), Image.BILINEAR, fillcolor=table)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -153,6 +174,8 @@ def main():
     ap.add_argument("--fonts", choices=["test", "train"], default="test")
     ap.add_argument("--pairs", action="store_true",
                     help="also write NAME.second.png: the opponent's copy (another hand, same form)")
+    ap.add_argument("--perspective", type=float, default=0.0,
+                    help="photograph the pages at a slant: corners moved by up to this share of the size")
     ap.add_argument("--games", default=os.path.join(REPO, "datasets", "games", "lichess_classical.pgn"))
     a = ap.parse_args()
     rng = random.Random(a.seed)
@@ -164,6 +187,8 @@ def main():
         form = FORMS[name]
         img, cells = draw_form(form, 2100, 2970, rng)
         img, sans = write_moves(img, cells, g, a.lang, fonts, rng)
+        if a.perspective > 0:
+            img = perspective(img, rng, a.perspective)
         img = scan(img, rng)
         stem = f"{a.lang}-{name}-{i:03d}"
         img.save(os.path.join(a.out, stem + ".png"))
