@@ -5,7 +5,7 @@ use std::path::Path;
 
 use image::imageops::FilterType;
 use image::{DynamicImage, GrayImage, Luma};
-use imageproc::geometric_transformations::{rotate_about_center, Interpolation};
+use imageproc::geometric_transformations::{rotate_about_center, warp, Interpolation, Projection};
 
 /// Why an image could not be used.
 #[derive(Debug)]
@@ -241,6 +241,67 @@ pub fn rotate(img: &GrayImage, deg: f32) -> GrayImage {
         return img.clone();
     }
     rotate_about_center(img, -deg.to_radians(), Interpolation::Bilinear, Luma([255]))
+}
+
+impl Bitmap {
+    /// Rows `y0..y1` as a bitmap of their own.
+    pub fn rows(&self, y0: u32, y1: u32) -> Bitmap {
+        let (y0, y1) = (y0.min(self.height), y1.min(self.height));
+        Bitmap {
+            width: self.width,
+            height: y1 - y0,
+            ink: self.ink[(y0 * self.width) as usize..(y1 * self.width) as usize].to_vec(),
+        }
+    }
+
+    /// The bitmap mirrored about its diagonal (columns become rows).
+    pub fn transposed(&self) -> Bitmap {
+        let (w, h) = (self.width as usize, self.height as usize);
+        let mut ink = vec![false; w * h];
+        for y in 0..h {
+            for x in 0..w {
+                ink[x * h + y] = self.ink[y * w + x];
+            }
+        }
+        Bitmap {
+            width: self.height,
+            height: self.width,
+            ink,
+        }
+    }
+}
+
+/// A page photographed at a slant: where the ruled lines' directions differ between the top
+/// and the bottom third (horizontals) or the left and right third (verticals) by at least
+/// `min_deg`, the projective map that makes them parallel again, and the page warped by it.
+/// The lines through the middle of each third keep their places.
+pub fn rectify(img: &GrayImage, bm: &Bitmap, min_deg: f32) -> Option<(GrayImage, Projection)> {
+    let (w, h) = (bm.width, bm.height);
+    let top = skew_degrees(&bm.rows(0, h / 3), 8.0);
+    let bottom = skew_degrees(&bm.rows(2 * h / 3, h), 8.0);
+    let t = bm.transposed();
+    let left = skew_degrees(&t.rows(0, w / 3), 8.0);
+    let right = skew_degrees(&t.rows(2 * w / 3, w), 8.0);
+    if (top - bottom).abs() < min_deg && (left - right).abs() < min_deg {
+        return None;
+    }
+    let (wf, hf) = (w as f32, h as f32);
+    // Horizontal lines y = y0 + (x - w/2) tan(a); vertical lines x = x0 + (y - h/2) tan(b).
+    let corner = |y0: f32, a: f32, x0: f32, b: f32| {
+        let (ta, tb) = (a.to_radians().tan(), b.to_radians().tan());
+        let y = (y0 + (x0 - hf / 2.0 * tb - wf / 2.0) * ta) / (1.0 - ta * tb);
+        (x0 + (y - hf / 2.0) * tb, y)
+    };
+    let (yt, yb, xl, xr) = (hf / 6.0, 5.0 * hf / 6.0, wf / 6.0, 5.0 * wf / 6.0);
+    let from = [
+        corner(yt, top, xl, left),
+        corner(yt, top, xr, right),
+        corner(yb, bottom, xr, right),
+        corner(yb, bottom, xl, left),
+    ];
+    let to = [(xl, yt), (xr, yt), (xr, yb), (xl, yb)];
+    let p = Projection::from_control_points(from, to)?;
+    Some((warp(img, &p, Interpolation::Bilinear, Luma([255])), p))
 }
 
 /// A straight ruled line: its centre coordinate across the line, thickness, and extent along it.

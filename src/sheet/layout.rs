@@ -8,6 +8,7 @@
 //! White and a Black column; blocks are numbered left to right, rows top to bottom.
 
 use image::GrayImage;
+use imageproc::geometric_transformations::Projection;
 use serde::Serialize;
 
 use crate::vision::{self, Bitmap, Rule};
@@ -39,6 +40,9 @@ pub struct Layout {
     pub ink: Bitmap,
     /// Skew that was undone, degrees.
     pub skew: f32,
+    /// The perspective that was undone after the skew (a photo at a slant), if any: maps the
+    /// deskewed image to `page`.
+    pub warp: Option<Projection>,
     /// Scale from the original image to `page` (≤ 1).
     pub scale: f32,
     /// Column blocks and rows found.
@@ -82,6 +86,10 @@ impl std::fmt::Display for LayoutError {
 
 impl std::error::Error for LayoutError {}
 
+/// Ruled lines whose directions differ by this much (degrees) between the top and bottom, or
+/// the left and right, of the page are a photo at a slant, and are made parallel.
+const RECTIFY_MIN_DEG: f32 = 0.3;
+
 /// Smallest page side we try to read.
 const MIN_SIDE: u32 = 400;
 
@@ -101,21 +109,39 @@ pub fn find(gray: &GrayImage, scale: f32) -> Result<Layout, LayoutError> {
     } else {
         gray.clone()
     };
+    // A photo at a slant: make the ruled lines parallel again first.
     let lines = vision::binarize_with(&page, radius, 0.02, 5.0);
+    let (page, lines, warp) = match vision::rectify(&page, &lines, RECTIFY_MIN_DEG) {
+        Some((warped, p)) => {
+            let lines = vision::binarize_with(&warped, radius, 0.02, 5.0);
+            (warped, lines, Some(p))
+        }
+        None => (page, lines, None),
+    };
+    let at = Placement { skew, scale, warp };
     match grid(&lines) {
-        Ok(g) if !g.upside_down => Ok(build(page, radius, skew, scale, g, false)),
+        Ok(g) if !g.upside_down => Ok(build(page, radius, at, g, false)),
         Ok(_) => {
             // Numbers to the right of their moves: the page is upside down.
             let page = image::imageops::rotate180(&page);
             let lines = vision::binarize_with(&page, radius, 0.02, 5.0);
             let g = grid(&lines)?;
-            Ok(build(page, radius, skew, scale, g, true))
+            Ok(build(page, radius, at, g, true))
         }
         Err(e) => Err(e),
     }
 }
 
-fn build(page: GrayImage, radius: u32, skew: f32, scale: f32, g: Grid, turned: bool) -> Layout {
+/// How the page was made from the image as given: scaled, turned by `skew` degrees, then
+/// (a photo at a slant) warped by `warp`.
+#[derive(Debug, Clone, Copy)]
+struct Placement {
+    skew: f32,
+    scale: f32,
+    warp: Option<Projection>,
+}
+
+fn build(page: GrayImage, radius: u32, at: Placement, g: Grid, turned: bool) -> Layout {
     let ink = vision::binarize(&page, radius);
     let mut cells = Vec::new();
     for (b, block) in g.blocks.iter().enumerate() {
@@ -137,8 +163,9 @@ fn build(page: GrayImage, radius: u32, skew: f32, scale: f32, g: Grid, turned: b
     Layout {
         page,
         ink,
-        skew,
-        scale,
+        skew: at.skew,
+        scale: at.scale,
+        warp: at.warp,
         blocks: g.blocks.len(),
         rows: g.rows.len(),
         cells,
@@ -154,6 +181,12 @@ impl Layout {
         if self.turned {
             for p in &mut pts {
                 *p = (w - p.0, h - p.1);
+            }
+        }
+        if let Some(p) = self.warp {
+            let back = p.invert();
+            for pt in &mut pts {
+                *pt = back * *pt;
             }
         }
         // Undo the deskew rotation (about the centre) and the scaling.
@@ -524,6 +557,43 @@ mod tests {
             assert!((c.y0 - l.cells[0].y0).abs() < 3.0);
             assert!(!l.turned);
         }
+    }
+
+    /// A form photographed at a slant (its corners moved inwards unevenly) is made square
+    /// again: the grid is found, and a cell's box maps back onto the slanted image.
+    #[test]
+    fn forms_photographed_at_a_slant() {
+        use imageproc::geometric_transformations::{warp, Interpolation};
+        let img = blank_form(2, 25, 1400, 2000);
+        let l0 = find(&img, 1.0).unwrap();
+        let c0 = l0.cells[10];
+        let mut marked = img.clone();
+        let (mx, my) = ((c0.x0 + c0.x1) / 2.0, (c0.y0 + c0.y1) / 2.0);
+        for y in (my as u32 - 10)..(my as u32 + 10) {
+            for x in (mx as u32 - 10)..(mx as u32 + 10) {
+                marked.put_pixel(x, y, Luma([0]));
+            }
+        }
+        let flat = [(0.0, 0.0), (1400.0, 0.0), (1400.0, 2000.0), (0.0, 2000.0)];
+        let slant = [
+            (60.0, 40.0),
+            (1370.0, 90.0),
+            (1330.0, 1930.0),
+            (20.0, 1990.0),
+        ];
+        let p = Projection::from_control_points(flat, slant).unwrap();
+        let photo = warp(&marked, &p, Interpolation::Bilinear, Luma([255]));
+        assert!(find(&photo, 1.0).is_ok_and(|l| l.warp.is_some()));
+        let l = find(&photo, 1.0).unwrap();
+        assert_eq!((l.blocks, l.rows), (2, 25));
+        let b = l.original_box(&l.cells[10]).rect;
+        let (px, py) = p * (mx, my);
+        assert!(
+            b[0] < px && px < b[2] && b[1] < py && py < b[3],
+            "{b:?} vs ({px}, {py})"
+        );
+        // A flat form is left alone.
+        assert!(l0.warp.is_none());
     }
 
     /// Small writing gets a zoomed view around it; writing that fills the cell, or an empty
