@@ -109,14 +109,8 @@ pub fn read_page(page: &Page, cfg: &ReadConfig) -> Result<Content, ReadError> {
     };
     match crate::board::read_all(&page.gray, &cfg.board, crate::book::MAX_DIAGRAMS) {
         Ok(mut boards) => {
-            let s = page.scale;
-            if s > 0.0 && s != 1.0 {
-                for b in &mut boards {
-                    for c in &mut b.corners {
-                        c[0] /= s;
-                        c[1] /= s;
-                    }
-                }
+            for b in &mut boards {
+                b.unscale(page.scale);
             }
             Ok(if boards.len() == 1 {
                 Content::Board(Box::new(boards.remove(0)))

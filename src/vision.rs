@@ -254,20 +254,41 @@ impl Bitmap {
         }
     }
 
-    /// The bitmap mirrored about its diagonal (columns become rows).
-    pub fn transposed(&self) -> Bitmap {
-        let (w, h) = (self.width as usize, self.height as usize);
+    /// Columns `x0..x1` mirrored about the diagonal, as a bitmap of their own: its rows are
+    /// those columns (so row tools like [`skew_degrees`] see vertical lines as horizontal).
+    pub fn columns(&self, x0: u32, x1: u32) -> Bitmap {
+        let (x0, x1) = (x0.min(self.width), x1.min(self.width));
+        let (w, h) = ((x1 - x0) as usize, self.height as usize);
         let mut ink = vec![false; w * h];
         for y in 0..h {
-            for x in 0..w {
-                ink[x * h + y] = self.ink[y * w + x];
+            let row = &self.ink[y * self.width as usize..][x0 as usize..x1 as usize];
+            for (x, &b) in row.iter().enumerate() {
+                ink[x * h + y] = b;
             }
         }
         Bitmap {
             width: self.height,
-            height: self.width,
+            height: x1 - x0,
             ink,
         }
+    }
+
+    /// Ink pixels in each row `y0..y1` of the rectangle `[x0, x1) × [y0, y1)`.
+    pub fn ink_per_row(&self, x0: u32, x1: u32, y0: u32, y1: u32) -> Vec<u32> {
+        (y0..y1).map(|y| self.count(x0, y, x1, y + 1)).collect()
+    }
+
+    /// Ink pixels in each column `x0..x1` of the rectangle `[x0, x1) × [y0, y1)`.
+    pub fn ink_per_column(&self, x0: u32, x1: u32, y0: u32, y1: u32) -> Vec<u32> {
+        let (x1, y1) = (x1.min(self.width), y1.min(self.height));
+        let mut cols = vec![0u32; x1.saturating_sub(x0) as usize];
+        for y in y0..y1 {
+            let row = &self.ink[(y * self.width) as usize..][x0.min(x1) as usize..x1 as usize];
+            for (c, &b) in cols.iter_mut().zip(row) {
+                *c += b as u32;
+            }
+        }
+        cols
     }
 }
 
@@ -279,9 +300,8 @@ pub fn rectify(img: &GrayImage, bm: &Bitmap, min_deg: f32) -> Option<(GrayImage,
     let (w, h) = (bm.width, bm.height);
     let top = skew_degrees(&bm.rows(0, h / 3), 8.0);
     let bottom = skew_degrees(&bm.rows(2 * h / 3, h), 8.0);
-    let t = bm.transposed();
-    let left = skew_degrees(&t.rows(0, w / 3), 8.0);
-    let right = skew_degrees(&t.rows(2 * w / 3, w), 8.0);
+    let left = skew_degrees(&bm.columns(0, w / 3), 8.0);
+    let right = skew_degrees(&bm.columns(2 * w / 3, w), 8.0);
     if (top - bottom).abs() < min_deg && (left - right).abs() < min_deg {
         return None;
     }
@@ -423,6 +443,36 @@ pub fn crop_resize(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The row, column and transposed views of a bitmap agree with reading it pixel by
+    /// pixel.
+    #[test]
+    fn bitmap_profiles_and_columns() {
+        let (w, h) = (37u32, 23u32);
+        let bm = Bitmap {
+            width: w,
+            height: h,
+            ink: (0..w * h).map(|i| (i * 7919 % 13) < 5).collect(),
+        };
+        let rows = bm.ink_per_row(3, 30, 2, 20);
+        let cols = bm.ink_per_column(3, 30, 2, 20);
+        for (k, y) in (2..20).enumerate() {
+            assert_eq!(rows[k], (3..30).filter(|&x| bm.get(x, y)).count() as u32);
+        }
+        for (k, x) in (3..30).enumerate() {
+            assert_eq!(cols[k], (2..20).filter(|&y| bm.get(x, y)).count() as u32);
+        }
+        let t = bm.columns(5, 17);
+        assert_eq!((t.width, t.height), (h, 12));
+        for y in 0..h {
+            for x in 5..17 {
+                assert_eq!(t.get(y, x - 5), bm.get(x, y));
+            }
+        }
+        let r = bm.rows(4, 9);
+        assert_eq!((r.width, r.height), (w, 5));
+        assert_eq!(r.get(6, 0), bm.get(6, 4));
+    }
 
     fn page_with_lines(w: u32, h: u32, ys: &[u32], xs: &[u32]) -> GrayImage {
         let mut img = GrayImage::from_pixel(w, h, Luma([245]));

@@ -152,6 +152,19 @@ impl std::fmt::Display for BoardError {
 
 impl std::error::Error for BoardError {}
 
+impl BoardReading {
+    /// Takes the corners from an image scaled by `scale` (as [`vision::load_gray`] scales)
+    /// back to the pixels of the image as given.
+    pub fn unscale(&mut self, scale: f32) {
+        if scale > 0.0 && scale != 1.0 {
+            for c in &mut self.corners {
+                c[0] /= scale;
+                c[1] /= scale;
+            }
+        }
+    }
+}
+
 /// Reads the board in an image file.
 ///
 /// # Errors
@@ -161,12 +174,7 @@ pub fn read_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardEr
     let t0 = Instant::now();
     let (gray, scale) = vision::load_gray(path).map_err(BoardError::Decode)?;
     let mut r = read_gray(&gray, cfg)?;
-    if scale > 0.0 && scale != 1.0 {
-        for c in &mut r.corners {
-            c[0] /= scale;
-            c[1] /= scale;
-        }
-    }
+    r.unscale(scale);
     r.seconds = t0.elapsed().as_secs_f64();
     Ok(r)
 }

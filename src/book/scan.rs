@@ -8,7 +8,7 @@
 //! Steps: the page is turned straight by the skew of its text rows; ink is found with a local
 //! mean; columns are split at vertical gutters no ink crosses; a column's rows with ink form
 //! line bands (a band much taller than the typical line is split at its thinnest row);
-//! a line's words are split at gaps wider than a fifth of the line's height.
+//! a line's words are split at gaps wider than 0.28 of the line's height.
 
 use image::GrayImage;
 
@@ -63,10 +63,7 @@ pub fn scan(page: &GrayImage, exclude: &[[f32; 4]]) -> Scan {
     let h = bm.height as usize;
     let mut lines = Vec::new();
     for (ci, (cx0, cx1)) in columns(&bm).into_iter().enumerate() {
-        let mut rows = vec![0u32; h];
-        for (y, r) in rows.iter_mut().enumerate() {
-            *r = bm.count(cx0 as u32, y as u32, cx1 as u32, y as u32 + 1);
-        }
+        let rows = bm.ink_per_row(cx0 as u32, cx1 as u32, 0, h as u32);
         for (y0, y1) in bands(&rows) {
             let words = words_in(&bm, cx0, cx1, y0, y1);
             if words.is_empty() {
@@ -89,18 +86,14 @@ pub fn scan(page: &GrayImage, exclude: &[[f32; 4]]) -> Scan {
 /// sides.
 fn columns(bm: &vision::Bitmap) -> Vec<(usize, usize)> {
     let (w, h) = (bm.width as usize, bm.height as usize);
-    let cols: Vec<u32> = (0..w)
-        .map(|x| bm.count(x as u32, 0, x as u32 + 1, h as u32))
-        .collect();
+    let cols = bm.ink_per_column(0, w as u32, 0, h as u32);
     let Some(first) = cols.iter().position(|&c| c > 1) else {
         return Vec::new();
     };
     let last = cols.iter().rposition(|&c| c > 1).unwrap_or(first);
     // A gutter is wider than a word space: more than the typical line height (spaces are
     // under half of it) and 1/60 of the page.
-    let rows: Vec<u32> = (0..h)
-        .map(|y| bm.count(0, y as u32, w as u32, y as u32 + 1))
-        .collect();
+    let rows = bm.ink_per_row(0, w as u32, 0, h as u32);
     let mut hs: Vec<usize> = bands(&rows).iter().map(|(a, b)| b - a).collect();
     hs.sort_unstable();
     let line = hs.get(hs.len() / 2).copied().unwrap_or(10);
@@ -176,12 +169,11 @@ fn bands(rows: &[u32]) -> Vec<(usize, usize)> {
     split
 }
 
-/// Word boxes in a line band: ink runs split at gaps wider than a third of the band.
+/// Word boxes in a line band: ink runs split at gaps wider than 0.28 of the band's height
+/// (at least 3 pixels).
 fn words_in(bm: &vision::Bitmap, x0: usize, x1: usize, y0: usize, y1: usize) -> Vec<[u32; 4]> {
     let gap = ((y1 - y0) * 7 / 25).max(3);
-    let cols: Vec<u32> = (x0..x1)
-        .map(|x| bm.count(x as u32, y0 as u32, x as u32 + 1, y1 as u32))
-        .collect();
+    let cols = bm.ink_per_column(x0 as u32, x1 as u32, y0 as u32, y1 as u32);
     let mut out = Vec::new();
     let mut x = 0;
     while x < cols.len() {
@@ -206,15 +198,10 @@ fn words_in(bm: &vision::Bitmap, x0: usize, x1: usize, y0: usize, y1: usize) -> 
         }
         // The word's vertical ink extent inside the band.
         let (ax, bx) = ((x0 + start) as u32, (x0 + end) as u32);
-        let mut top = y1 as u32;
-        let mut bottom = y0 as u32;
-        for y in y0 as u32..y1 as u32 {
-            if bm.count(ax, y, bx, y + 1) > 0 {
-                top = top.min(y);
-                bottom = bottom.max(y + 1);
-            }
-        }
-        let ink = bm.count(ax, y0 as u32, bx, y1 as u32);
+        let rows = bm.ink_per_row(ax, bx, y0 as u32, y1 as u32);
+        let top = y0 as u32 + rows.iter().position(|&n| n > 0).unwrap_or(rows.len()) as u32;
+        let bottom = y0 as u32 + rows.iter().rposition(|&n| n > 0).map_or(0, |i| i + 1) as u32;
+        let ink: u32 = rows.iter().sum();
         if bottom > top && ink >= 4 {
             out.push([ax, top, bx, bottom]);
         }

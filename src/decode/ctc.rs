@@ -46,16 +46,15 @@ impl CtcReading {
         }
     }
 
-    /// This reading with a second view of the same cell. The surer of the two greedy
-    /// readings (the likelier path) comes first and gives the text.
-    pub fn with_view(self, other: CtcReading) -> CtcReading {
-        let (mut first, second) = if other.reference > self.reference {
-            (other, self)
+    /// Adds a second view of the same cell. The surer of the two greedy readings (the
+    /// likelier path) comes first and gives the text.
+    pub fn add_view(&mut self, other: CtcReading) {
+        let second = if other.reference > self.reference {
+            std::mem::replace(self, other)
         } else {
-            (self, other)
+            other
         };
-        first.view = Some(Arc::new(second));
-        first
+        self.view = Some(Arc::new(second));
     }
 
     /// Probability of the greedy reading (of the surer view).
@@ -596,7 +595,8 @@ mod tests {
         let sc = CtcScorer::new(english());
         let cut = CtcReading::new(Arc::new(frames_for("e3", 0.6)));
         let zoom = CtcReading::new(Arc::new(frames_for("e4", 0.95)));
-        let both = cut.clone().with_view(zoom.clone());
+        let mut both = cut.clone();
+        both.add_view(zoom.clone());
         assert_eq!(both.text, "e4");
         assert_eq!(both.texts().collect::<Vec<_>>(), ["e4", "e3"]);
         for sh in &shapes {
@@ -609,6 +609,8 @@ mod tests {
         }
         let junk = CtcReading::new(Arc::new(frames_for("-", 0.9)));
         assert!(sc.is_junk(&junk));
-        assert!(!sc.is_junk(&junk.clone().with_view(zoom)));
+        let mut junk_and_move = junk.clone();
+        junk_and_move.add_view(zoom);
+        assert!(!sc.is_junk(&junk_and_move));
     }
 }

@@ -276,7 +276,7 @@ fn recognize(
         .filter_map(|(i, c)| Some((i, lay.zoom_image(c, CELL_W, CELL_H, cfg.zoom_below)?)))
         .unzip();
     for (i, alt) in zoomed.into_iter().zip(run_model(model, &images)?) {
-        readings[i] = readings[i].clone().with_view(alt);
+        readings[i].add_view(alt);
     }
     let texts: Vec<&str> = readings.iter().map(|r| r.text.as_str()).collect();
     let end = game_end(&inks, &texts);
