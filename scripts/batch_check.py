@@ -23,7 +23,6 @@ files go to work-tmp/batch-check (ignored by git). Nothing here is used by the t
 import argparse
 import io
 import json
-import os
 import random
 import re
 import shutil
@@ -105,14 +104,21 @@ def label_sans(path: Path):
     return [w for w in words if not re.fullmatch(r"\d+\.(\.\.)?", w)]
 
 
-def folder(args):
+def sheets_and_work(name):
+    """The dev sheet scans (exits when they are missing), and WORK/NAME emptied and made anew."""
     if not SHEETS.is_dir():
         sys.exit(f"{SHEETS} is missing")
     sheets = sorted(SHEETS.glob("*.png"))
-    work = WORK / "folder"
+    work = WORK / name
     shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    return sheets, work
+
+
+def folder(args):
+    sheets, work = sheets_and_work("folder")
     src = work / "in"
-    src.mkdir(parents=True)
+    src.mkdir()
     rng = random.Random(5)
     truth = {}
     for i in range(args.count - 10):
@@ -176,12 +182,7 @@ def folder(args):
 def pdf(args):
     from PIL import Image
 
-    if not SHEETS.is_dir():
-        sys.exit(f"{SHEETS} is missing")
-    sheets = sorted(SHEETS.glob("*.png"))
-    work = WORK / "pdf"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    sheets, work = sheets_and_work("pdf")
     jpegs = []
     for s in sheets:
         im = Image.open(s).convert("L")

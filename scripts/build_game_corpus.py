@@ -37,7 +37,6 @@ import hashlib
 import importlib.metadata
 import io
 import json
-import os
 import random
 import re
 import subprocess

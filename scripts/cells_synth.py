@@ -100,9 +100,15 @@ def load_fonts(split):
 # ---------------------------------------------------------------- move texts
 
 
-def load_moves(paths, max_games):
-    """SAN facts of every move of the games: (san, is_capture, is_ep, promo, is_castle)."""
-    out = []
+def default_games():
+    """The PGN files the move texts come from by default (here and in words_synth.py)."""
+    return [os.path.join(REPO, "datasets", "games", "malakhov_master.pgn"),
+            os.path.join(REPO, "datasets", "games", "lichess_classical.pgn")]
+
+
+def game_moves(paths, max_games):
+    """(board before the move, move) of every mainline move of the first `max_games` games of
+    the PGN files `paths`, read in order (also words_synth.py's move source)."""
     n = 0
     for path in paths:
         with open(path, encoding="utf-8", errors="replace") as fh:
@@ -113,10 +119,13 @@ def load_moves(paths, max_games):
                 n += 1
                 b = g.board()
                 for mv in g.mainline_moves():
-                    san = b.san(mv)
-                    out.append((san, b.is_en_passant(mv)))
+                    yield b, mv
                     b.push(mv)
-    return out
+
+
+def load_moves(paths, max_games):
+    """(SAN, is en passant) of every mainline move of the games."""
+    return [(b.san(mv), b.is_en_passant(mv)) for b, mv in game_moves(paths, max_games)]
 
 
 def load_hcs():
@@ -372,6 +381,19 @@ def generate(n, seed, lang_mix, fonts, moves, hcs, progress=False):
     return images, labels
 
 
+def write_preview(path, images, labels):
+    """A PNG sheet of the first 48 samples `images` (N, h, w), 4 a row on grey, shown at twice
+    their size; their `labels` go to stderr (also words_synth.py's --preview)."""
+    h, w = images.shape[1:]
+    k = min(48, len(images))
+    sheet = np.full((h * 12 + 11 * 2, w * 4 + 3 * 2), 128, np.uint8)
+    for j in range(k):
+        r_, c_ = divmod(j, 4)
+        sheet[r_ * (h + 2):r_ * (h + 2) + h, c_ * (w + 2):c_ * (w + 2) + w] = images[j]
+    Image.fromarray(sheet).resize((sheet.shape[1] * 2, sheet.shape[0] * 2)).save(path)
+    print(" | ".join(labels[:k]), file=sys.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -379,8 +401,7 @@ def main():
     ap.add_argument("--split", choices=["train", "test"], default="train")
     ap.add_argument("--lang", choices=["mix", "tr", "en"], default="mix")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--games", nargs="*", default=[os.path.join(REPO, "datasets", "games", "malakhov_master.pgn"),
-                                                   os.path.join(REPO, "datasets", "games", "lichess_classical.pgn")])
+    ap.add_argument("--games", nargs="*", default=default_games())
     ap.add_argument("--max-games", type=int, default=2000)
     ap.add_argument("--preview", help="write a PNG sheet of the first 48 samples")
     a = ap.parse_args()
@@ -392,13 +413,7 @@ def main():
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     np.savez_compressed(a.out, images=images, labels=np.array(labels, dtype=object), allow_pickle=True)
     if a.preview:
-        k = min(48, a.n)
-        sheet = np.full((H * 12 + 11 * 2, W * 4 + 3 * 2), 128, np.uint8)
-        for j in range(k):
-            r_, c_ = divmod(j, 4)
-            sheet[r_ * (H + 2):r_ * (H + 2) + H, c_ * (W + 2):c_ * (W + 2) + W] = images[j]
-        Image.fromarray(sheet).resize((sheet.shape[1] * 2, sheet.shape[0] * 2)).save(a.preview)
-        print(" | ".join(labels[:k]), file=sys.stderr)
+        write_preview(a.preview, images, labels)
 
 
 if __name__ == "__main__":

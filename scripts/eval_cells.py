@@ -9,13 +9,8 @@ import argparse
 import os
 
 import numpy as np
-import onnxruntime as ort
 
-from ctc_text import cer, collapse
-
-
-def greedy(logp):
-    return collapse(logp.argmax(-1))
+from ctc_text import cer, onnx_read, onnx_session
 
 
 def main():
@@ -24,17 +19,13 @@ def main():
     ap.add_argument("--show", type=int, default=8)
     ap.add_argument("sets", nargs="+")
     a = ap.parse_args()
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    sess = ort.InferenceSession(a.onnx, so)
+    sess = onnx_session(a.onnx)
     for path in a.sets:
         z = np.load(path, allow_pickle=True)
         ims, labs = z["images"], list(z["labels"])
         right, errs, chars, wrong = 0, 0, 0, []
         for img, lab in zip(ims, labs):
-            x = (img.astype(np.float32) / 255.0)[None, None]
-            out = sess.run(None, {"image": x})[0][:, 0, :]
-            p = greedy(out)
+            p = onnx_read(sess, img)
             right += p == lab
             errs += cer(p, lab)
             chars += max(1, len(lab))

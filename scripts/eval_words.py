@@ -16,10 +16,8 @@ import time
 from collections import defaultdict
 
 import numpy as np
-import onnxruntime as ort
 
-from ctc_text import cer
-from train_words import collapse
+from ctc_text import cer, onnx_read, onnx_session
 from words_synth import ALPHABET
 
 
@@ -29,9 +27,7 @@ def main():
     ap.add_argument("--show", type=int, default=10)
     ap.add_argument("sets", nargs="*")
     a = ap.parse_args()
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    sess = ort.InferenceSession(a.onnx, so)
+    sess = onnx_session(a.onnx)
     for io_ in sess.get_inputs() + sess.get_outputs():
         print(f"{io_.name}: {io_.shape} {io_.type}")
     cin, cout = a.onnx.replace(".onnx", ".check-in.txt"), a.onnx.replace(".onnx", ".check-out.txt")
@@ -50,9 +46,7 @@ def main():
         wrong = []
         t0 = time.perf_counter()
         for img, lab, kind, face in zip(ims, labs, kinds, faces):
-            x = (img.astype(np.float32) / 255.0)[None, None]
-            out = sess.run(None, {"image": x})[0][:, 0, :]
-            p = collapse(out.argmax(-1), ALPHABET)
+            p = onnx_read(sess, img, ALPHABET)
             for key in ("all", "kind " + kind, "typeface " + face):
                 st = stats[key]
                 st[0] += p == lab

@@ -19,7 +19,7 @@ from PIL import Image, ImageDraw, ImageFilter, ImageFont
 import chess
 import chess.pgn
 
-from cells_synth import HERE, REPO, load_fonts, render_text, spell
+from cells_synth import REPO, load_fonts, render_text, spell
 
 PRINT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 PRINT_BOLD = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"

@@ -75,7 +75,9 @@ def load(paths):
 
 
 def augment_batch(x, g):
-    """Cheap on-the-fly variation: random horizontal shift/scale of the cell content."""
+    """Cheap on-the-fly variation: random shift/scale of the cell content. The parameters are
+    drawn on the CPU from the CPU generator `g` (so the same seed gives the same batches on any
+    device); the sampling runs on `x`'s device."""
     b = x.shape[0]
     theta = torch.zeros(b, 2, 3)
     sx = torch.empty(b).uniform_(0.9, 1.12, generator=g)
@@ -84,23 +86,26 @@ def augment_batch(x, g):
     theta[:, 1, 1] = sy
     theta[:, 0, 2] = torch.empty(b).uniform_(-0.06, 0.06, generator=g)
     theta[:, 1, 2] = torch.empty(b).uniform_(-0.08, 0.08, generator=g)
-    grid = F.affine_grid(theta, x.shape, align_corners=False)
+    grid = F.affine_grid(theta.to(x.device), x.shape, align_corners=False)
     return F.grid_sample(x, grid, padding_mode="border", align_corners=False)
 
 
-def evaluate(model, ims, labs, bs=256):
+def evaluate(model, ims, labs, bs=256, device="cpu", decode=greedy, acc_key="cell_acc"):
+    """Greedy reading of the uint8 images `ims` in batches of `bs` on `device`, against the
+    labels `labs`: {acc_key: share read exactly, "cer": character error rate, "n": count}.
+    `decode` turns the model's (T, B, C) output into strings (the cell alphabet by default)."""
     model.eval()
     right, errs, chars = 0, 0, 0
     with torch.no_grad():
         for i in range(0, len(labs), bs):
-            x = torch.from_numpy(ims[i:i + bs]).float().unsqueeze(1) / 255.0
-            pred = greedy(model(x))
+            x = torch.from_numpy(ims[i:i + bs]).to(device).float().unsqueeze(1) / 255.0
+            pred = decode(model(x))
             for p, t in zip(pred, labs[i:i + bs]):
                 right += p == t
                 errs += cer(p, t)
                 chars += max(1, len(t))
     model.train()
-    return {"cell_acc": right / len(labs), "cer": errs / chars, "n": len(labs)}
+    return {acc_key: right / len(labs), "cer": errs / chars, "n": len(labs)}
 
 
 def main():

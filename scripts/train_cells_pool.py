@@ -71,8 +71,7 @@ def main():
     ap.add_argument("--workers", type=int, default=max(1, os.cpu_count() - 1))
     ap.add_argument("--shards", type=int, default=180)
     ap.add_argument("--shard-size", type=int, default=2000)
-    ap.add_argument("--games", nargs="*", default=[os.path.join(cs.REPO, "datasets", "games", "malakhov_master.pgn"),
-                                                   os.path.join(cs.REPO, "datasets", "games", "lichess_classical.pgn")])
+    ap.add_argument("--games", nargs="*", default=cs.default_games())
     ap.add_argument("--max-games", type=int, default=4000)
     ap.add_argument("--gen-seconds", type=float, default=0,
                     help="stop making shards after this many seconds (0: make them all); logged")
@@ -114,9 +113,7 @@ def main():
 
     import torch
     import torch.nn as nn
-    import torch.nn.functional as F
-    from train_cells import CRNN, augment_batch, encode, greedy
-    from ctc_text import cer
+    from train_cells import CRNN, augment_batch, encode, evaluate
 
     torch.manual_seed(a.seed)
     dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -152,22 +149,6 @@ def main():
     g = torch.Generator().manual_seed(a.seed)
     rng = np.random.default_rng(a.seed)
 
-    def evaluate():
-        model.eval()
-        out = {}
-        with torch.no_grad():
-            for name, (vi, vl) in vals.items():
-                right, errs, chars = 0, 0, 0
-                for i in range(0, len(vl), 1024):
-                    x = torch.from_numpy(vi[i:i + 1024]).to(dev).float().unsqueeze(1) / 255.0
-                    for p_, t_ in zip(greedy(model(x)), vl[i:i + 1024]):
-                        right += p_ == t_
-                        errs += cer(p_, t_)
-                        chars += max(1, len(t_))
-                out[name] = {"cell_acc": right / len(vl), "cer": errs / chars, "n": len(vl)}
-        model.train()
-        return out
-
     def stage(name, steps, lr, extra, extra_share, onecycle):
         extra_x, extra_enc = extra if extra else (None, [])
         opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
@@ -187,7 +168,7 @@ def main():
                 xb = torch.cat([xb, extra_x[torch.from_numpy(eidx).to(dev)]])
                 tg += [extra_enc[i] for i in eidx]
             x = xb.float().unsqueeze(1) / 255.0
-            x = augment_batch(x.cpu(), g).to(dev) if dev.type == "cpu" else augment_gpu(x, g, dev)
+            x = augment_batch(x, g)
             tl = torch.tensor([len(t) for t in tg], dtype=torch.long)
             flat = torch.tensor([c for t in tg for c in t], dtype=torch.long)
             logp = model(x)
@@ -204,19 +185,10 @@ def main():
             if a.train_seconds and time.time() - t1 > a.train_seconds:
                 log(fh, f"{name}: stopped at step {done} of {steps} (--train-seconds)")
                 break
-        rec = {"steps": done, "seconds": time.time() - t1, "val": evaluate()}
+        rec = {"steps": done, "seconds": time.time() - t1,
+               "val": {k: evaluate(model, vi, vl, bs=1024, device=dev) for k, (vi, vl) in vals.items()}}
         log(fh, f"{name}: " + json.dumps(rec))
         return rec
-
-    def augment_gpu(x, gen, device):
-        b = x.shape[0]
-        theta = torch.zeros(b, 2, 3)
-        theta[:, 0, 0] = torch.empty(b).uniform_(0.9, 1.12, generator=gen)
-        theta[:, 1, 1] = torch.empty(b).uniform_(0.9, 1.1, generator=gen)
-        theta[:, 0, 2] = torch.empty(b).uniform_(-0.06, 0.06, generator=gen)
-        theta[:, 1, 2] = torch.empty(b).uniform_(-0.08, 0.08, generator=gen)
-        grid = F.affine_grid(theta.to(device), x.shape, align_corners=False)
-        return F.grid_sample(x, grid, padding_mode="border", align_corners=False)
 
     report["synth"] = stage("synth", a.steps, a.lr, None, 0.0, True)
     save_and_export(model, a.out + "-synth", report, torch)

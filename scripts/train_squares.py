@@ -22,7 +22,6 @@ import argparse
 import glob
 import json
 import os
-import random
 import sys
 import time
 
@@ -34,7 +33,7 @@ from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from boards_synth import S  # noqa: E402
-from train_common import resume, save  # noqa: E402
+from train_common import resume, save, seed_all  # noqa: E402
 
 CLASSES = ["empty", "P", "N", "B", "R", "Q", "K", "p", "n", "b", "r", "q", "k"]
 REAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data", "boards", "train",
@@ -157,10 +156,7 @@ def main():
     ap.add_argument("--init", help="start from this checkpoint's weights (new optimizer and schedule)")
     ap.add_argument("--max-steps", type=int, default=0)
     a = ap.parse_args()
-    torch.manual_seed(a.seed)
-    random.seed(a.seed)
-    np.random.seed(a.seed)
-    torch.set_num_threads(a.threads)
+    seed_all(a)
 
     ims, labs = load_npz(a.data)
     n_syn = len(labs)

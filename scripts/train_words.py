@@ -17,7 +17,6 @@ NAME.check-out.txt next to the ONNX file (same text format as the cell model's).
 import os
 import sys
 
-import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -28,7 +27,7 @@ import train_cells  # noqa: E402
 # export() is the cell model's: it draws its reference input at the cell model's size.
 assert (H, W) == (train_cells.H, train_cells.W), "the word and cell models share an input size"
 from train_common import ctc_arg_parser, seed_all, train_ctc  # noqa: E402
-from ctc_text import cer, collapse  # noqa: E402
+from ctc_text import collapse  # noqa: E402
 
 C = len(ALPHABET) + 1
 CHANS = (24, 32, 48, 48, 64, 64, 128)
@@ -71,18 +70,9 @@ def greedy(logp):
 
 
 def evaluate(model, ims, labs, bs=256):
-    model.eval()
-    right, errs, chars = 0, 0, 0
-    with torch.no_grad():
-        for i in range(0, len(labs), bs):
-            x = torch.from_numpy(ims[i:i + bs]).float().unsqueeze(1) / 255.0
-            pred = greedy(model(x))
-            for p, t in zip(pred, labs[i:i + bs]):
-                right += p == t
-                errs += cer(p, t)
-                chars += max(1, len(t))
-    model.train()
-    return {"word_acc": right / len(labs), "cer": errs / chars, "n": len(labs)}
+    """The cell model's evaluation (`train_cells.evaluate`) with the word alphabet, exact
+    readings reported as `word_acc`."""
+    return train_cells.evaluate(model, ims, labs, bs, decode=greedy, acc_key="word_acc")
 
 
 def main():

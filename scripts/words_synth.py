@@ -31,14 +31,12 @@ import numpy as np
 from PIL import Image, ImageFilter, ImageFont, ImageDraw
 
 import chess
-import chess.pgn
+
+from cells_synth import default_games, game_moves, write_preview
 
 # The CTC alphabet of models/words.onnx; class 0 is the CTC blank, ALPHABET[i] is class i + 1.
 ALPHABET = "abcdefgh0123456789KQRBNŞVFAx+#=O-.!?/½*"
 H, W = 32, 128
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
 
 
 # ------------------------------------------------------------- the contract
@@ -164,20 +162,7 @@ def font(path, size):
 
 def load_moves(paths, max_games):
     """(move number, white to move, SAN) of every mainline move of the games."""
-    out = []
-    n = 0
-    for path in paths:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            while n < max_games:
-                g = chess.pgn.read_game(fh)
-                if g is None:
-                    break
-                n += 1
-                b = g.board()
-                for mv in g.mainline_moves():
-                    out.append((b.fullmove_number, b.turn == chess.WHITE, b.san(mv)))
-                    b.push(mv)
-    return out
+    return [(b.fullmove_number, b.turn == chess.WHITE, b.san(mv)) for b, mv in game_moves(paths, max_games)]
 
 
 def spell_move(san, notation, rng, black_set):
@@ -404,11 +389,6 @@ def make_sample(text, moves, notation, faces, fig_fonts, rng):
 # ---------------------------------------------------------------- driver
 
 
-def default_games():
-    return [os.path.join(REPO, "datasets", "games", "malakhov_master.pgn"),
-            os.path.join(REPO, "datasets", "games", "lichess_classical.pgn")]
-
-
 _WORKER = {}
 # --legacy-aug: the first revision's stroke thinning (from 44 px, figurines too) and absolute
 # binarisation threshold, with which the shipped model's training data was generated
@@ -482,13 +462,7 @@ def main():
                         kinds=np.array(kinds, dtype=object), fonts=np.array(fonts, dtype=object))
     print(f"wrote {a.out}: {len(labels)} words", file=sys.stderr)
     if a.preview:
-        k = min(48, a.n)
-        sheet = np.full((H * 12 + 11 * 2, W * 4 + 3 * 2), 128, np.uint8)
-        for j in range(k):
-            r_, c_ = divmod(j, 4)
-            sheet[r_ * (H + 2):r_ * (H + 2) + H, c_ * (W + 2):c_ * (W + 2) + W] = images[j]
-        Image.fromarray(sheet).resize((sheet.shape[1] * 2, sheet.shape[0] * 2)).save(a.preview)
-        print(" | ".join(labels[:k]), file=sys.stderr)
+        write_preview(a.preview, images, labels)
 
 
 if __name__ == "__main__":
