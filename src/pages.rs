@@ -336,7 +336,7 @@ fn read_text_file(path: &Path) -> Result<String, PageError> {
 fn decode_image(path: &Path) -> Result<(GrayImage, f32), PageError> {
     vision::load_gray(path).map_err(|e| match e {
         vision::VisionError::TooLarge(e) => PageError::TooLarge(e),
-        e => PageError::Decode(e.to_string()),
+        vision::VisionError::Decode(e) => PageError::Decode(e),
     })
 }
 
