@@ -2,16 +2,24 @@
 //! time): decoding, locating, cutting the squares, the square model.
 //!
 //! `cargo run --release --example board_speed -- ../shared/data/boards/dev`
+//!
+//! With `--physical` (photos of sets): decoding, the corner model and lattice fit, the camera
+//! and the 64 piece crops, the piece model.
+//!
+//! `cargo run --release --example board_speed -- work-tmp/r3d/test --physical`
 
 use std::time::Instant;
 
+use hamle::board::physical::{cut_pieces, find_lattice, WORK_SIDE};
+use hamle::board::pose::Camera;
 use hamle::board::{cut_squares, locate};
-use hamle::model::SquareModel;
+use hamle::model::{PieceModel, SquareModel};
 
 fn main() {
     let dir = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "../shared/data/boards/dev".into());
+    let physical = std::env::args().any(|a| a == "--physical");
     let model = SquareModel::get().expect("model loads");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("folder")
@@ -24,6 +32,9 @@ fn main() {
         })
         .collect();
     files.sort();
+    if physical {
+        return photos(&files);
+    }
     let mut sums = [0.0f64; 4];
     let mut n = 0;
     for p in &files {
@@ -49,6 +60,47 @@ fn main() {
     let n = n.max(1) as f64;
     println!(
         "{} images; ms per image: load {:.1}, locate {:.1}, cut {:.1}, model {:.1}",
+        n,
+        1e3 * sums[0] / n,
+        1e3 * sums[1] / n,
+        1e3 * sums[2] / n,
+        1e3 * sums[3] / n
+    );
+}
+
+fn photos(files: &[std::path::PathBuf]) {
+    let pieces = PieceModel::get().expect("piece model loads");
+    hamle::model::CornerModel::get().expect("corner model loads");
+    let mut sums = [0.0f64; 4];
+    let mut n = 0;
+    for p in files {
+        let t = Instant::now();
+        let Ok((img, _)) = hamle::vision::load_rgb(p, WORK_SIDE) else {
+            continue;
+        };
+        let t_load = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let Ok(lat) = find_lattice(&img) else {
+            continue;
+        };
+        let t_locate = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let Some(cam) = Camera::from_homography(&lat.homography, img.width(), img.height()) else {
+            continue;
+        };
+        let px = cut_pieces(&img, &cam);
+        let t_cut = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let _ = pieces.run_board(&px).expect("model runs");
+        let t_model = t.elapsed().as_secs_f64();
+        for (s, v) in sums.iter_mut().zip([t_load, t_locate, t_cut, t_model]) {
+            *s += v;
+        }
+        n += 1;
+    }
+    let n = n.max(1) as f64;
+    println!(
+        "{} photos; ms per photo: load {:.1}, corners + lattice {:.1}, camera + crops {:.1}, piece model {:.1}",
         n,
         1e3 * sums[0] / n,
         1e3 * sums[1] / n,

@@ -74,6 +74,9 @@ pub enum EvalCommand {
     Sheets(SheetsEvalArgs),
     /// Board accuracy on a labelled folder (`NAME.png|jpg` beside `NAME.fen`).
     Boards(BoardsEvalArgs),
+    /// The piece model's training crops from labelled renders of physical sets.
+    #[command(hide = true)]
+    DumpPieces(DumpPiecesArgs),
 }
 
 /// `hamle read`.
@@ -209,6 +212,12 @@ pub struct SheetArgs {
     /// the zoomed view of a cell with small writing as `DIR/NAME-<move><w|b>-zoom.png`.
     #[arg(long, value_name = "DIR")]
     pub dump_cells: Option<PathBuf>,
+
+    /// A photo of the board when the game ended (a physical set, or a diagram): the game read
+    /// from the sheet is checked against it (a note, and `final_board` in JSON, list the
+    /// squares that differ and the plies that last touched them).
+    #[arg(long, value_name = "PHOTO")]
+    pub final_board: Option<PathBuf>,
 }
 
 /// `hamle eval sheets`.
@@ -278,6 +287,31 @@ pub enum SideArg {
 pub enum OrientationArg {
     White,
     Black,
+    /// White's side at the left edge of the image (a set photographed from the side).
+    Left,
+    /// White's side at the right edge.
+    Right,
+}
+
+/// `--kind`: what the board images show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KindArg {
+    /// A diagram first; a photo of a physical set when no diagram is found.
+    Auto,
+    /// Printed or on-screen diagrams, and photos of them.
+    Diagram,
+    /// Photos of physical sets (wooden or plastic pieces standing on a board).
+    Physical,
+}
+
+impl KindArg {
+    fn kind(self) -> hamle::board::BoardKind {
+        match self {
+            KindArg::Auto => hamle::board::BoardKind::Auto,
+            KindArg::Diagram => hamle::board::BoardKind::Diagram,
+            KindArg::Physical => hamle::board::BoardKind::Physical,
+        }
+    }
 }
 
 /// `hamle board`.
@@ -298,6 +332,10 @@ pub struct BoardArgs {
     /// Which side is at the bottom of the image (default: decided from the pieces).
     #[arg(long, value_enum, ignore_case = true)]
     pub orientation: Option<OrientationArg>,
+
+    /// What the images show.
+    #[arg(long, value_enum, default_value = "auto", ignore_case = true)]
+    pub kind: KindArg,
 }
 
 /// `hamle eval boards`.
@@ -310,6 +348,27 @@ pub struct BoardsEvalArgs {
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
+
+    /// What the images show.
+    #[arg(long, value_enum, default_value = "auto", ignore_case = true)]
+    pub kind: KindArg,
+}
+
+/// `hamle eval dump-pieces` (hidden): the piece model's training crops.
+#[derive(Debug, Args)]
+pub struct DumpPiecesArgs {
+    /// Renders of `scripts/render_3d.py` (`NAME.jpg`, `NAME.json` with `corners`, `NAME.fen`).
+    pub dir: PathBuf,
+    /// Where the mosaics go (`NAME-K.png` beside `NAME-K.fen`).
+    pub out: PathBuf,
+    /// Corner error, standard deviation in squares.
+    #[arg(long, default_value_t = 0.06)]
+    pub jitter: f64,
+    /// Mosaics per render, each with its own corner error.
+    #[arg(long, default_value_t = 1)]
+    pub copies: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 impl BoardArgs {
@@ -323,7 +382,10 @@ impl BoardArgs {
             orientation: self.orientation.map(|o| match o {
                 OrientationArg::White => hamle::board::Orientation::White,
                 OrientationArg::Black => hamle::board::Orientation::Black,
+                OrientationArg::Left => hamle::board::Orientation::Left,
+                OrientationArg::Right => hamle::board::Orientation::Right,
             }),
+            kind: self.kind.kind(),
             ..Default::default()
         }
     }
@@ -490,6 +552,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Eval {
             command: EvalCommand::Boards(args),
         } => eval_boards(&args),
+        Command::Eval {
+            command: EvalCommand::DumpPieces(a),
+        } => {
+            let n = hamle::eval::boards::dump_pieces(&a.dir, &a.out, a.jitter, a.copies, a.seed)?;
+            eprintln!("{n} mosaics written to {}", a.out.display());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Read(args) => read(&args),
         Command::Sheet(args) => sheet(&args),
         Command::Board(args) => board(&args),
@@ -559,6 +628,9 @@ fn sheet(args: &SheetArgs) -> anyhow::Result<ExitCode> {
     if args.second.is_some() && args.images.len() != 1 {
         bail!("--second reads the opponent's copy of one game: give exactly one IMAGE with it");
     }
+    if args.final_board.is_some() && args.images.len() != 1 {
+        bail!("--final-board is the photo of one game's last position: give exactly one IMAGE with it");
+    }
     let cfg = sheet_config(args.lang, args.beam);
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
@@ -577,10 +649,31 @@ fn sheet(args: &SheetArgs) -> anyhow::Result<ExitCode> {
             None => hamle::sheet::read_file(path, &cfg),
         };
         match read {
-            Ok(r) => {
+            Ok(mut r) => {
+                let mut check = None;
+                if let Some(photo) = &args.final_board {
+                    let pname = photo.display().to_string();
+                    match hamle::board::read_file(photo, &hamle::board::BoardConfig::default()) {
+                        Ok(b) => {
+                            let c = hamle::sheet::final_board::check(&r.game, &b, &pname);
+                            r.game.notes.push(c.note());
+                            check = Some(c);
+                        }
+                        Err(err) => {
+                            message(&format!("{pname}: {err}"));
+                            r.game.notes.push(format!(
+                                "the final-board photo {pname} could not be read: {err}"
+                            ));
+                            failed = true;
+                        }
+                    }
+                }
                 if args.format == Format::Json {
-                    let line =
-                        serde_json::to_string(&hamle::output::json::sheet_value(&r, &name)?)?;
+                    let mut v = hamle::output::json::sheet_value(&r, &name)?;
+                    if let (Some(c), Some(o)) = (check, v.as_object_mut()) {
+                        o.insert("final_board".into(), serde_json::to_value(c)?);
+                    }
+                    let line = serde_json::to_string(&v)?;
                     writeln!(out, "{line}")?;
                 } else {
                     args.format.write_game(&r.game, &name, &mut out)?;
@@ -934,7 +1027,11 @@ fn batch(args: &BatchArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn eval_boards(args: &BoardsEvalArgs) -> anyhow::Result<ExitCode> {
-    let report = hamle::eval::boards::run(&args.dir, &hamle::board::BoardConfig::default())?;
+    let cfg = hamle::board::BoardConfig {
+        kind: args.kind.kind(),
+        ..Default::default()
+    };
+    let report = hamle::eval::boards::run(&args.dir, &cfg)?;
     print_report(&report, args.json)
 }
 

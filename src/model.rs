@@ -34,6 +34,24 @@ pub const SQUARE_BATCH: usize = 64;
 /// Classes of the square classifier: `0` empty, then white `P N B R Q K`, black `p n b r q k`.
 pub const SQUARE_CLASSES: usize = 13;
 
+/// The board finder for photos of physical sets (small U-Net), see `models/corners3d.md`:
+/// the photo resized to `CORNER_IN × CORNER_IN`, RGB planes in 0..1; out 4 maps of
+/// `CORNER_OUT²`: corner logits, lattice-point logits, x and y offsets within a cell.
+pub const CORNER3D_ONNX: &[u8] = include_bytes!("../models/corners3d.onnx");
+/// Input side of the corner model.
+pub const CORNER_IN: u32 = 256;
+/// Output side of the corner model (one cell per 4 × 4 input pixels).
+pub const CORNER_OUT: usize = 64;
+
+/// The piece classifier for photos of physical sets, see `models/pieces3d.md`: one board =
+/// one batch of 64 RGB crops, `PIECE_W × PIECE_H`, planes in 0..1; 13 logits per crop in the
+/// square classifier's class order.
+pub const PIECE3D_ONNX: &[u8] = include_bytes!("../models/pieces3d.onnx");
+/// Width of a piece crop.
+pub const PIECE_W: u32 = 32;
+/// Height of a piece crop.
+pub const PIECE_H: u32 = 64;
+
 type Plan = Arc<TypedRunnableModel>;
 
 /// Log-probabilities of one cell: `frames × classes`, row-major; class 0 is the CTC blank.
@@ -216,23 +234,199 @@ impl SquareModel {
         let input = Tensor::from_shape(&[SQUARE_BATCH, 1, s, s], pixels)?;
         let mut state = self.plan.spawn()?;
         let out = state.run(tvec!(input.into_tvalue()))?;
-        let view = out[0].to_plain_array_view::<f32>()?;
-        let flat: Vec<f32> = view.iter().cloned().collect();
-        if flat.len() != SQUARE_BATCH * SQUARE_CLASSES {
+        logit_rows(&out[0])
+    }
+}
+
+/// The corner model's output maps for one photo.
+#[derive(Debug, Clone)]
+pub struct CornerMaps {
+    /// `4 × CORNER_OUT × CORNER_OUT`, row-major per map.
+    pub data: Vec<f32>,
+}
+
+impl CornerMaps {
+    fn at(&self, ch: usize, y: usize, x: usize) -> f32 {
+        self.data[(ch * CORNER_OUT + y) * CORNER_OUT + x]
+    }
+
+    /// Up to `k` local maxima (3 × 3) of map `ch` (0 corners, 1 lattice points) whose
+    /// probability is at least `min`, strongest first, in the model's input pixels.
+    pub fn peaks(&self, ch: usize, min: f32, k: usize) -> Vec<crate::board::physical::Peak> {
+        let n = CORNER_OUT;
+        let logit_min = (min / (1.0 - min)).ln();
+        let mut out = Vec::new();
+        for y in 0..n {
+            for x in 0..n {
+                let v = self.at(ch, y, x);
+                if v.is_nan() || v < logit_min {
+                    continue;
+                }
+                let mut is_max = true;
+                'nb: for dy in -1i32..=1 {
+                    for dx in -1i32..=1 {
+                        let (yy, xx) = (y as i32 + dy, x as i32 + dx);
+                        if (dy, dx) == (0, 0)
+                            || yy < 0
+                            || xx < 0
+                            || yy >= n as i32
+                            || xx >= n as i32
+                        {
+                            continue;
+                        }
+                        let w = self.at(ch, yy as usize, xx as usize);
+                        // ties: the first in scan order wins
+                        if w > v || (w == v && (yy, xx) < (y as i32, x as i32)) {
+                            is_max = false;
+                            break 'nb;
+                        }
+                    }
+                }
+                if !is_max {
+                    continue;
+                }
+                let cell = CORNER_IN as f64 / n as f64;
+                let ox = f64::from(self.at(2, y, x)).clamp(-0.5, 0.5);
+                let oy = f64::from(self.at(3, y, x)).clamp(-0.5, 0.5);
+                out.push(crate::board::physical::Peak {
+                    x: (x as f64 + 0.5 + ox) * cell,
+                    y: (y as f64 + 0.5 + oy) * cell,
+                    p: 1.0 / (1.0 + (-v).exp()),
+                });
+            }
+        }
+        out.sort_by(|a, b| b.p.total_cmp(&a.p));
+        out.truncate(k);
+        out
+    }
+}
+
+/// The corner model, ready to run.
+pub struct CornerModel {
+    plan: Plan,
+}
+
+static CORNER_MODEL: OnceLock<Result<CornerModel, String>> = OnceLock::new();
+
+impl CornerModel {
+    /// The embedded model, loaded on first use (`HAMLE_CORNER_MODEL=PATH` loads a candidate
+    /// instead).
+    ///
+    /// # Errors
+    ///
+    /// The model does not load.
+    pub fn get() -> Result<&'static CornerModel, String> {
+        CORNER_MODEL
+            .get_or_init(|| {
+                let n = CORNER_IN as usize;
+                load_env_or("HAMLE_CORNER_MODEL", CORNER3D_ONNX, [1, 3, n, n])
+                    .map(|plan| CornerModel { plan })
+            })
+            .as_ref()
+            .map_err(|e| format!("cannot load the corner model: {e}"))
+    }
+
+    /// Runs the model on a photo already resized to `CORNER_IN × CORNER_IN`.
+    ///
+    /// # Errors
+    ///
+    /// The image has the wrong size, or tract fails.
+    pub fn run(&self, img: &image::RgbImage) -> TractResult<CornerMaps> {
+        let n = CORNER_IN as usize;
+        if img.width() as usize != n || img.height() as usize != n {
             return Err(tract_onnx::tract_core::internal::anyhow!(
-                "square model gave {} values",
-                flat.len()
+                "corner model input must be {n} x {n}"
             ));
         }
-        Ok(flat
-            .chunks_exact(SQUARE_CLASSES)
-            .map(|c| {
-                let mut row = [0.0; SQUARE_CLASSES];
-                row.copy_from_slice(c);
-                row
-            })
-            .collect())
+        let mut px = vec![0.0f32; 3 * n * n];
+        for (i, p) in img.pixels().enumerate() {
+            for c in 0..3 {
+                px[c * n * n + i] = p[c] as f32 / 255.0;
+            }
+        }
+        let input = Tensor::from_shape(&[1, 3, n, n], &px)?;
+        let mut state = self.plan.spawn()?;
+        let out = state.run(tvec!(input.into_tvalue()))?;
+        let view = out[0].to_plain_array_view::<f32>()?;
+        let data: Vec<f32> = view.iter().cloned().collect();
+        if data.len() != 4 * CORNER_OUT * CORNER_OUT {
+            return Err(tract_onnx::tract_core::internal::anyhow!(
+                "corner model gave {} values",
+                data.len()
+            ));
+        }
+        Ok(CornerMaps { data })
     }
+}
+
+/// The piece classifier for photos of sets, ready to run (fixed batch of 64).
+pub struct PieceModel {
+    plan: Plan,
+}
+
+static PIECE_MODEL: OnceLock<Result<PieceModel, String>> = OnceLock::new();
+
+impl PieceModel {
+    /// The embedded model, loaded on first use (`HAMLE_PIECE_MODEL=PATH` loads a candidate
+    /// instead).
+    ///
+    /// # Errors
+    ///
+    /// The model does not load.
+    pub fn get() -> Result<&'static PieceModel, String> {
+        PIECE_MODEL
+            .get_or_init(|| {
+                let shape = [SQUARE_BATCH, 3, PIECE_H as usize, PIECE_W as usize];
+                load_env_or("HAMLE_PIECE_MODEL", PIECE3D_ONNX, shape)
+                    .map(|plan| PieceModel { plan })
+            })
+            .as_ref()
+            .map_err(|e| format!("cannot load the piece model: {e}"))
+    }
+
+    /// Logits of one board: `pixels` holds the 64 crops (RGB planes, crop after crop).
+    ///
+    /// # Errors
+    ///
+    /// `pixels` has the wrong length, or tract fails.
+    pub fn run_board(&self, pixels: &[f32]) -> TractResult<Vec<[f32; SQUARE_CLASSES]>> {
+        let shape = [SQUARE_BATCH, 3, PIECE_H as usize, PIECE_W as usize];
+        let input = Tensor::from_shape(&shape, pixels)?;
+        let mut state = self.plan.spawn()?;
+        let out = state.run(tvec!(input.into_tvalue()))?;
+        logit_rows(&out[0])
+    }
+}
+
+/// An ONNX file named by the environment variable `var` when set (to compare a candidate
+/// model without a rebuild), else the embedded bytes, planned at `shape`.
+fn load_env_or(var: &str, embedded: &[u8], shape: [usize; 4]) -> Result<Plan, String> {
+    match std::env::var_os(var) {
+        Some(path) => std::fs::read(&path)
+            .map_err(|e| format!("{}: {e}", path.to_string_lossy()))
+            .and_then(|b| plan_for(&b, shape).map_err(|e| format!("{e:#}"))),
+        None => plan_for(embedded, shape).map_err(|e| format!("{e:#}")),
+    }
+}
+
+/// A `[64, 13]` output as rows.
+fn logit_rows(t: &TValue) -> TractResult<Vec<[f32; SQUARE_CLASSES]>> {
+    let view = t.to_plain_array_view::<f32>()?;
+    let flat: Vec<f32> = view.iter().cloned().collect();
+    if flat.len() != SQUARE_BATCH * SQUARE_CLASSES {
+        return Err(tract_onnx::tract_core::internal::anyhow!(
+            "the model gave {} values",
+            flat.len()
+        ));
+    }
+    Ok(flat
+        .chunks_exact(SQUARE_CLASSES)
+        .map(|c| {
+            let mut row = [0.0; SQUARE_CLASSES];
+            row.copy_from_slice(c);
+            row
+        })
+        .collect())
 }
 
 /// The printed-word recognizer, ready to run.
@@ -328,6 +522,49 @@ mod tests {
             include_str!("../models/words.check-out.txt"),
             WORD_ALPHABET,
         );
+    }
+
+    /// The two models for photos of sets: tract's output on the input saved at export time
+    /// is PyTorch's (the corner maps sampled every 97th value; all 64 × 13 piece logits).
+    #[test]
+    fn photo_models_match_pytorch() {
+        let parse =
+            |s: &str| -> Vec<f32> { s.lines().map(|l| l.trim().parse().unwrap()).collect() };
+        let img = image::load_from_memory(include_bytes!("../models/corners3d.check-in.png"))
+            .unwrap()
+            .to_rgb8();
+        let maps = CornerModel::get().unwrap().run(&img).unwrap();
+        let want = parse(include_str!("../models/corners3d.check-out.txt"));
+        assert_eq!(want.len(), maps.data.len().div_ceil(97));
+        for (k, w) in want.iter().enumerate() {
+            let got = maps.data[k * 97];
+            assert!((got - w).abs() < 2e-3, "corner map value {k}: {got} vs {w}");
+        }
+        let mosaic = image::load_from_memory(include_bytes!("../models/pieces3d.check-in.png"))
+            .unwrap()
+            .to_rgb8();
+        let (w, h) = (PIECE_W as usize, PIECE_H as usize);
+        let mut px = vec![0.0f32; 64 * 3 * w * h];
+        for i in 0..64 {
+            let (r, c) = (i / 8, i % 8);
+            for y in 0..h {
+                for x in 0..w {
+                    let p = mosaic.get_pixel((c * w + x) as u32, (r * h + y) as u32);
+                    for ch in 0..3 {
+                        px[((i * 3 + ch) * h + y) * w + x] = p[ch] as f32 / 255.0;
+                    }
+                }
+            }
+        }
+        let got = PieceModel::get().unwrap().run_board(&px).unwrap();
+        let want = parse(include_str!("../models/pieces3d.check-out.txt"));
+        let worst = got
+            .iter()
+            .flatten()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst < 2e-3, "largest piece logit difference {worst}");
     }
 
     /// tract's output on a saved input is PyTorch's (within 2e-3), with one class per letter

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use image::imageops::FilterType;
-use image::{DynamicImage, GrayImage, Luma};
+use image::{DynamicImage, GrayImage, Luma, RgbImage};
 use imageproc::geometric_transformations::{rotate_about_center, warp, Interpolation, Projection};
 
 /// Why an image could not be used.
@@ -45,6 +45,50 @@ pub const MAX_IMAGE_BYTES: u64 = 768 * 1024 * 1024;
 ///
 /// [`VisionError::Decode`] or [`VisionError::TooLarge`].
 pub fn load_gray(path: &Path) -> Result<(GrayImage, f32), VisionError> {
+    let img = decode(path)?;
+    Ok(if img.color().has_alpha() {
+        to_gray_scaled(&img)
+    } else {
+        // Owned and opaque: grey levels without another copy of a possibly huge page.
+        scaled(img.into_luma8())
+    })
+}
+
+/// Loads an image in colour (transparent parts over white), scaled down so its longer side
+/// is at most `max_side`. Returns the image and the scale applied (≤ 1). The same checks as
+/// [`load_gray`].
+///
+/// # Errors
+///
+/// [`VisionError::Decode`] or [`VisionError::TooLarge`].
+pub fn load_rgb(path: &Path, max_side: u32) -> Result<(RgbImage, f32), VisionError> {
+    let img = decode(path)?;
+    let rgb = if img.color().has_alpha() {
+        let a = img.to_rgba8();
+        let mut out = RgbImage::new(a.width(), a.height());
+        for (o, p) in out.pixels_mut().zip(a.pixels()) {
+            let al = p[3] as u32;
+            for k in 0..3 {
+                o[k] = ((p[k] as u32 * al + 255 * (255 - al)) / 255) as u8;
+            }
+        }
+        out
+    } else {
+        img.into_rgb8()
+    };
+    let side = rgb.width().max(rgb.height());
+    if side > max_side {
+        let s = max_side as f32 / side as f32;
+        let w = ((rgb.width() as f32 * s).round() as u32).max(1);
+        let h = ((rgb.height() as f32 * s).round() as u32).max(1);
+        Ok((image::imageops::resize(&rgb, w, h, FilterType::Triangle), s))
+    } else {
+        Ok((rgb, 1.0))
+    }
+}
+
+/// Decodes an image file within the size limits (see [`load_gray`]).
+fn decode(path: &Path) -> Result<DynamicImage, VisionError> {
     let err = |e: &dyn std::fmt::Display| VisionError::Decode(format!("{}: {e}", path.display()));
     let mut reader = image::ImageReader::open(path)
         .map_err(|e| err(&e))?
@@ -60,15 +104,9 @@ pub fn load_gray(path: &Path) -> Result<(GrayImage, f32), VisionError> {
     limits.max_image_height = Some(MAX_IMAGE_SIDE);
     limits.max_alloc = Some(MAX_IMAGE_BYTES);
     reader.limits(limits);
-    let img = reader.decode().map_err(|e| match e {
+    reader.decode().map_err(|e| match e {
         image::ImageError::Limits(l) => VisionError::TooLarge(format!("{}: {l}", path.display())),
         e => err(&e),
-    })?;
-    Ok(if img.color().has_alpha() {
-        to_gray_scaled(&img)
-    } else {
-        // Owned and opaque: grey levels without another copy of a possibly huge page.
-        scaled(img.into_luma8())
     })
 }
 

@@ -295,3 +295,88 @@ fn of_two_dev_diagrams_the_larger_is_read() {
     let want = std::fs::read_to_string(dir.join("book-081a5ff01e.fen")).unwrap();
     assert_eq!(r.placement, want.trim());
 }
+
+/// The bundled render of a physical set (held-out piece set, board and light; made by
+/// `scripts/render_3d.py --split test`): read as a photo of a set, most squares right, and
+/// its JSON says which pipeline read it. A floor below what the shipped models read, to
+/// catch regressions.
+#[test]
+fn bundled_photo_of_a_set() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let want = board::parse_placement(&std::fs::read_to_string(dir.join("board-set.fen")).unwrap())
+        .unwrap();
+    let img = dir.join("board-set.jpg");
+    let o = hamle(&[
+        "board",
+        img.to_str().unwrap(),
+        "--kind",
+        "physical",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["kind"], "physical");
+    assert_eq!(v["corners"].as_array().unwrap().len(), 4);
+    let got = board::parse_placement(v["placement"].as_str().unwrap()).unwrap();
+    let right = got
+        .iter()
+        .flatten()
+        .zip(want.iter().flatten())
+        .filter(|(a, b)| a == b)
+        .count();
+    assert!(right >= 56, "{right}/64 squares right: {}", v["placement"]);
+    // auto: no diagram in it, so the same reading
+    let o = hamle(&["board", img.to_str().unwrap(), "--format", "json"]);
+    let a: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(a["kind"], "physical");
+    assert_eq!(a["placement"], v["placement"]);
+}
+
+/// `hamle sheet --final-board`: a game checked against a photo of another position is
+/// flagged, with the squares that differ, in a note and in the JSON.
+#[test]
+fn final_board_check_flags_a_different_position() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let sheet = dir.join("sheet-tr.jpg");
+    let photo = dir.join("board-set.jpg");
+    let o = hamle(&[
+        "sheet",
+        sheet.to_str().unwrap(),
+        "--final-board",
+        photo.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let fb = &v["final_board"];
+    assert_eq!(fb["agrees"], false, "{fb}");
+    assert!(fb["agreeing_squares"].as_u64().unwrap() < 64);
+    assert!(!fb["differs"].as_array().unwrap().is_empty());
+    assert!(v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("differs from the photo")));
+    // two sheets and one photo: refused with a message (as `--second` is)
+    let o = hamle(&[
+        "sheet",
+        sheet.to_str().unwrap(),
+        sheet.to_str().unwrap(),
+        "--final-board",
+        photo.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--final-board"));
+}

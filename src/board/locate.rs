@@ -95,6 +95,8 @@ pub enum LocateError {
     /// Nothing board-like: the best lattice's score is below [`MIN_SCORE`], or its
     /// squares do not alternate light and dark ([`MIN_CHECKER`]).
     NoBoard { score: f32, checker: f32 },
+    /// A photo of a physical set in which no board was found, and why.
+    NoSet(String),
 }
 
 impl std::fmt::Display for LocateError {
@@ -108,6 +110,7 @@ impl std::fmt::Display for LocateError {
                 f,
                 "no board found (best lattice: score {score:.2}, light/dark alternation {checker:.2})"
             ),
+            LocateError::NoSet(why) => write!(f, "{why}"),
         }
     }
 }

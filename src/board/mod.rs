@@ -20,6 +20,8 @@
 //! ```
 
 pub mod locate;
+pub mod physical;
+pub mod pose;
 
 use std::path::Path;
 use std::time::Instant;
@@ -43,6 +45,10 @@ pub enum Orientation {
     White,
     /// Black at the bottom: the image is the board turned 180°.
     Black,
+    /// White's side at the left edge of the image (a photo of a set from the side).
+    Left,
+    /// White's side at the right edge of the image.
+    Right,
 }
 
 /// How to read a board.
@@ -54,6 +60,8 @@ pub struct BoardConfig {
     pub orientation: Option<Orientation>,
     /// Squares below this confidence are listed.
     pub low_confidence: f32,
+    /// What the image shows.
+    pub kind: BoardKind,
 }
 
 impl Default for BoardConfig {
@@ -62,8 +70,23 @@ impl Default for BoardConfig {
             side: None,
             orientation: None,
             low_confidence: LOW_CONFIDENCE,
+            kind: BoardKind::Auto,
         }
     }
+}
+
+/// What a board image shows, i.e. which pipeline reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BoardKind {
+    /// A diagram first (book, screen, a photo of either); a photo of a physical set when no
+    /// diagram is found.
+    #[default]
+    Auto,
+    /// A flat diagram: printed, on a screen, or a photo of one.
+    Diagram,
+    /// A photo of a physical set ([`physical`]).
+    Physical,
 }
 
 /// The piece on each square, rank by rank: `grid[row][col]`, row 0 at the top.
@@ -121,6 +144,8 @@ pub struct BoardReading {
     pub rule_fixes: Vec<String>,
     /// Squares read with confidence below [`BoardConfig::low_confidence`].
     pub low_confidence: Vec<String>,
+    /// Which pipeline read it: `diagram` or `physical` (a photo of a set).
+    pub kind: BoardKind,
     /// Wall time of the whole reading, loading included.
     pub seconds: f64,
     /// The grid as displayed (row 0 = top of the image).
@@ -165,12 +190,29 @@ impl BoardReading {
     }
 }
 
-/// Reads the board in an image file.
+/// Reads the board in an image file: a diagram or a photo of a physical set, as
+/// `cfg.kind` says.
 ///
 /// # Errors
 ///
-/// The file cannot be decoded, holds no board, or the model fails.
+/// The file cannot be decoded, holds no board, or a model fails.
 pub fn read_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
+    match cfg.kind {
+        BoardKind::Physical => physical::read_file(path, cfg),
+        BoardKind::Diagram => read_diagram_file(path, cfg),
+        BoardKind::Auto => match read_diagram_file(path, cfg) {
+            Err(BoardError::Locate(LocateError::NoBoard { .. })) => physical::read_file(path, cfg),
+            r => r,
+        },
+    }
+}
+
+/// Reads the board in a diagram image file (see [`read_gray`]).
+///
+/// # Errors
+///
+/// The image does not decode, no board is found, or the model fails.
+pub fn read_diagram_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
     let t0 = Instant::now();
     let (gray, scale) = vision::load_gray(path).map_err(BoardError::Decode)?;
     let mut r = read_gray(&gray, cfg)?;
@@ -192,13 +234,51 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
     let logits = model
         .run_board(&pixels)
         .map_err(|e| BoardError::Model(format!("{e:#}")))?;
-    let (mut grid, mut conf) = classes(&logits);
-    let fixes = rule_fixes(&logits, &mut grid, &mut conf);
-    let orientation = cfg.orientation.unwrap_or_else(|| orientation_of(&grid));
-    let (canon, canon_conf) = match orientation {
-        Orientation::White => (grid, conf),
-        Orientation::Black => (turned(&grid), turned(&conf)),
+    let orientation = match cfg.orientation {
+        Some(o) => o,
+        None => {
+            let (mut grid, mut conf) = classes(&logits);
+            rule_fixes(&logits, &mut grid, &mut conf);
+            orientation_of(&grid)
+        }
     };
+    Ok(finish(
+        &logits,
+        orientation,
+        cfg,
+        Located {
+            kind: BoardKind::Diagram,
+            corners: bx.corners(),
+            score: bx.score,
+            checker: bx.checker,
+        },
+        t0,
+    ))
+}
+
+/// Where a pipeline found the board, for [`finish`].
+pub(crate) struct Located {
+    /// [`BoardKind::Diagram`] or [`BoardKind::Physical`].
+    pub kind: BoardKind,
+    /// Image corners of the displayed grid: top left, top right, bottom right, bottom left.
+    pub corners: [[f32; 2]; 4],
+    pub score: f32,
+    pub checker: f32,
+}
+
+/// The reading from the square model's logits in displayed order (row 0 = the top of the
+/// image) and the orientation: classes and confidences on the canonical board, the rule
+/// fixes (on ranks 1 and 8, whichever way the board was seen), side to move, sanity flags.
+pub(crate) fn finish(
+    displayed: &[[f32; SQUARE_CLASSES]],
+    orientation: Orientation,
+    cfg: &BoardConfig,
+    at: Located,
+    t0: Instant,
+) -> BoardReading {
+    let logits = canonical_logits(displayed, orientation);
+    let (mut canon, mut canon_conf) = classes(&logits);
+    let fixes = rule_fixes(&logits, &mut canon, &mut canon_conf);
     // Not given: the side whose king is attacked must be the one to move (a diagram of the
     // position after a check); else White, as books print most diagrams.
     let (side, side_from) = match cfg.side {
@@ -218,14 +298,10 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
     let changed: Vec<String> = fixes
         .iter()
         .map(|f| {
-            let (r, c) = match orientation {
-                Orientation::White => (f.row, f.col),
-                Orientation::Black => (7 - f.row, 7 - f.col),
-            };
             let ch = |p: Option<Piece>| p.map_or('-', |p| p.char());
             format!(
                 "{} read as {}, taken as {} ({})",
-                square_name(r, c),
+                square_name(f.row, f.col),
                 ch(f.from),
                 ch(f.to),
                 f.why
@@ -250,7 +326,14 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
             });
         }
     }
-    Ok(BoardReading {
+    let mut grid: Grid = [[None; 8]; 8];
+    for (r, row) in grid.iter_mut().enumerate() {
+        for (c, v) in row.iter_mut().enumerate() {
+            let (cr, cc) = canonical_rc(orientation, r, c);
+            *v = canon[cr][cc];
+        }
+    }
+    BoardReading {
         placement,
         fen,
         orientation,
@@ -261,15 +344,43 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
         confidence: round3(confidence),
         displayed: self::placement(&grid),
         squares,
-        corners: bx.corners(),
-        locate_score: round3(bx.score),
-        checker: round3(bx.checker),
+        corners: at.corners,
+        locate_score: round3(at.score),
+        checker: round3(at.checker),
         flags: sanity.flags,
         rule_fixes: changed,
         low_confidence: low,
+        kind: at.kind,
         seconds: t0.elapsed().as_secs_f64(),
         grid,
-    })
+    }
+}
+
+/// Where the displayed square at row `r`, column `c` (row 0 at the top of the image) lies
+/// on the canonical board (row 0 = rank 8, column 0 = the a-file).
+pub fn canonical_rc(o: Orientation, r: usize, c: usize) -> (usize, usize) {
+    match o {
+        Orientation::White => (r, c),
+        Orientation::Black => (7 - r, 7 - c),
+        // White at the left edge, facing right: a1 top left, h1 bottom left.
+        Orientation::Left => (7 - c, r),
+        // White at the right edge, facing left: a1 bottom right, h1 top right.
+        Orientation::Right => (c, 7 - r),
+    }
+}
+
+/// Logits in displayed order (64 rows, row-major from the image's top left) turned to the
+/// canonical board's order (a8 first).
+fn canonical_logits(
+    displayed: &[[f32; SQUARE_CLASSES]],
+    o: Orientation,
+) -> Vec<[f32; SQUARE_CLASSES]> {
+    let mut out = vec![[0.0; SQUARE_CLASSES]; 64];
+    for (i, row) in displayed.iter().take(64).enumerate() {
+        let (cr, cc) = canonical_rc(o, i / 8, i % 8);
+        out[cr * 8 + cc] = *row;
+    }
+    out
 }
 
 /// Every board in an image, largest first: the board [`read_gray`] reads, then the next one

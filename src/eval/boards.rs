@@ -35,6 +35,10 @@ pub struct BoardOutcome {
     pub flags: Vec<String>,
     /// Why nothing was read, if so.
     pub error: Option<String>,
+    /// When `NAME.json` gives the true `corners` (renders of physical sets): the largest
+    /// distance of a corner found from its true place, in squares (the board's mean side /
+    /// 8), under the best of the eight ways to pair the corners.
+    pub corner_error: Option<f64>,
 }
 
 /// Figures of a group of images.
@@ -49,6 +53,9 @@ pub struct GroupFigures {
     pub failures: usize,
     pub mean_seconds: f64,
     pub max_seconds: f64,
+    /// Images with true corners, and how many were found within a quarter square.
+    pub with_corners: usize,
+    pub corners_within_quarter: usize,
 }
 
 /// The report.
@@ -83,8 +90,12 @@ pub fn run(dir: &Path, cfg: &BoardConfig) -> anyhow::Result<BoardsReport> {
             dir.display()
         );
     }
-    // Load the model first, so that no image's time includes it.
+    // Load the models first, so that no image's time includes them.
     crate::model::SquareModel::get().map_err(anyhow::Error::msg)?;
+    if cfg.kind != board::BoardKind::Diagram {
+        crate::model::CornerModel::get().map_err(anyhow::Error::msg)?;
+        crate::model::PieceModel::get().map_err(anyhow::Error::msg)?;
+    }
     let outcomes = pairs
         .iter()
         .map(|(img, label)| one(img, label, cfg))
@@ -126,23 +137,187 @@ fn one(img: &Path, label: &Path, cfg: &BoardConfig) -> anyhow::Result<BoardOutco
         confidence: None,
         flags: Vec::new(),
         error: None,
+        corner_error: None,
     };
+    let truth = true_corners(img);
     match read {
         Ok(r) => {
+            o.corner_error = truth.map(|t| corner_error(&r.corners, &t));
             let got = if as_displayed {
                 r.grid
             } else {
                 board::parse_placement(&r.placement).unwrap_or(r.grid)
             };
             o.right = matches(&got, &want);
-            o.right_any_orientation = o.right.max(matches(&turned(&got), &want));
+            let left = quarter_turn(&got);
+            o.right_any_orientation = o
+                .right
+                .max(matches(&turned(&got), &want))
+                .max(matches(&left, &want))
+                .max(matches(&turned(&left), &want));
             o.read = Some(board::placement(&got));
             o.confidence = Some(r.confidence);
             o.flags = r.flags;
         }
-        Err(e) => o.error = Some(e.to_string()),
+        Err(e) => {
+            o.error = Some(e.to_string());
+            o.corner_error = truth.map(|_| f64::INFINITY);
+        }
     }
     Ok(o)
+}
+
+/// The true corners of a render (`NAME.json`'s `corners`), if given.
+fn true_corners(img: &Path) -> Option<[[f64; 2]; 4]> {
+    let text = std::fs::read_to_string(img.with_extension("json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    serde_json::from_value(v.get("corners")?.clone()).ok()
+}
+
+/// The largest corner distance, in squares, under the best pairing (4 rotations × 2
+/// directions) of found and true corners.
+fn corner_error(found: &[[f32; 2]; 4], truth: &[[f64; 2]; 4]) -> f64 {
+    let side = (0..4)
+        .map(|i| {
+            let (a, b) = (truth[i], truth[(i + 1) % 4]);
+            (a[0] - b[0]).hypot(a[1] - b[1])
+        })
+        .sum::<f64>()
+        / 32.0;
+    let mut best = f64::INFINITY;
+    for k in 0..4 {
+        for dir in [1usize, 3] {
+            let worst = (0..4)
+                .map(|i| {
+                    let f = found[i];
+                    let t = truth[(k + dir * i) % 4];
+                    (f64::from(f[0]) - t[0]).hypot(f64::from(f[1]) - t[1])
+                })
+                .fold(0.0, f64::max);
+            best = best.min(worst);
+        }
+    }
+    best / side.max(1e-9)
+}
+
+/// The grid turned a quarter (any direction: with [`turned`] it gives the other).
+fn quarter_turn(g: &Grid) -> Grid {
+    let mut out = *g;
+    for (r, row) in g.iter().enumerate() {
+        for (c, v) in row.iter().enumerate() {
+            out[c][7 - r] = *v;
+        }
+    }
+    out
+}
+
+/// Writes the piece model's training crops: for each render of a physical set in `dir`
+/// (`NAME.jpg`, `NAME.json` with the true `corners` a1, h1, h8, a8, `NAME.fen`), `copies`
+/// mosaics `NAME-K.png` of the 64 crops [`board::physical::cut_pieces`] cuts (8 × 8 tiles,
+/// rank 8 at the top, the a-file at the left), each with the corners moved by a Gaussian
+/// error of `jitter` squares (the corner model is not exact either), and `NAME-K.fen`.
+/// Returns how many mosaics were written.
+///
+/// # Errors
+///
+/// A folder or file cannot be read or written, or a label is malformed.
+pub fn dump_pieces(
+    dir: &Path,
+    out: &Path,
+    jitter: f64,
+    copies: usize,
+    seed: u64,
+) -> anyhow::Result<usize> {
+    use crate::board::physical::{cut_pieces, WORK_SIDE};
+    use crate::board::pose::{Camera, Homography};
+    use crate::model::{PIECE_H, PIECE_W};
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let pairs = labelled(dir)?;
+    let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut gauss = move || {
+        // xorshift64* and Box–Muller: reproducible without a dependency
+        let mut uni = || {
+            rng ^= rng >> 12;
+            rng ^= rng << 25;
+            rng ^= rng >> 27;
+            ((rng.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        };
+        let (a, b) = (uni(), uni());
+        (-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()
+    };
+    let mut n = 0;
+    for (img_path, fen_path) in pairs {
+        let json_path = img_path.with_extension("json");
+        let Ok(text) = std::fs::read_to_string(&json_path) else {
+            continue;
+        };
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not JSON", json_path.display()))?;
+        let corners: Vec<[f64; 2]> = serde_json::from_value(v["corners"].clone())
+            .with_context(|| format!("{}: no corners", json_path.display()))?;
+        anyhow::ensure!(corners.len() == 4, "{}: 4 corners", json_path.display());
+        let (img, scale) =
+            crate::vision::load_rgb(&img_path, WORK_SIDE).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let fen = std::fs::read_to_string(&fen_path)?;
+        // one square in pixels, roughly: the board's mean side / 8
+        let side = (0..4)
+            .map(|i| {
+                let (a, b) = (corners[i], corners[(i + 1) % 4]);
+                (a[0] - b[0]).hypot(a[1] - b[1])
+            })
+            .sum::<f64>()
+            / 32.0
+            * f64::from(scale);
+        let stem = img_path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("board")
+            .to_string();
+        for k in 0..copies {
+            let c = [0, 1, 2, 3].map(|i| {
+                let e = if k == 0 && copies > 1 {
+                    0.0
+                } else {
+                    jitter * side
+                };
+                [
+                    (corners[i][0] * f64::from(scale) + e * gauss()) as f32,
+                    (corners[i][1] * f64::from(scale) + e * gauss()) as f32,
+                ]
+            });
+            let Some(cam) = Homography::from_corners(&c)
+                .and_then(|h| Camera::from_homography(&h, img.width(), img.height()))
+            else {
+                continue;
+            };
+            let px = cut_pieces(&img, &cam);
+            let (w, h) = (PIECE_W as usize, PIECE_H as usize);
+            let mut m = image::RgbImage::new(8 * PIECE_W, 8 * PIECE_H);
+            for rank in 0..8 {
+                for file in 0..8 {
+                    let i = rank * 8 + file;
+                    let crop = &px[i * 3 * w * h..(i + 1) * 3 * w * h];
+                    for y in 0..h {
+                        for x in 0..w {
+                            let at =
+                                |ch: usize| (crop[ch * w * h + y * w + x] * 255.0).round() as u8;
+                            m.put_pixel(
+                                (file * w + x) as u32,
+                                ((7 - rank) * h + y) as u32,
+                                image::Rgb([at(0), at(1), at(2)]),
+                            );
+                        }
+                    }
+                }
+            }
+            let name = format!("{stem}-{k}");
+            m.save(out.join(format!("{name}.png")))
+                .with_context(|| format!("writing {name}.png"))?;
+            std::fs::write(out.join(format!("{name}.fen")), &fen)?;
+            n += 1;
+        }
+    }
+    Ok(n)
 }
 
 fn figures<'a>(outcomes: impl Iterator<Item = &'a BoardOutcome>) -> GroupFigures {
@@ -157,6 +332,10 @@ fn figures<'a>(outcomes: impl Iterator<Item = &'a BoardOutcome>) -> GroupFigures
         g.failures += o.error.is_some() as usize;
         total_seconds += o.seconds;
         g.max_seconds = g.max_seconds.max(o.seconds);
+        if let Some(e) = o.corner_error {
+            g.with_corners += 1;
+            g.corners_within_quarter += (e <= 0.25) as usize;
+        }
     }
     g.square_accuracy = g.squares_right as f64 / g.squares.max(1) as f64;
     g.mean_seconds = total_seconds / g.images.max(1) as f64;
@@ -233,7 +412,15 @@ impl std::fmt::Display for BoardsReport {
         for (p, g) in &self.by_prefix {
             row(f, p, g)?;
         }
-        row(f, "all", &self.all)
+        row(f, "all", &self.all)?;
+        if self.all.with_corners > 0 {
+            writeln!(
+                f,
+                "board corners within a quarter square of the truth: {}/{}",
+                self.all.corners_within_quarter, self.all.with_corners
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -253,7 +440,26 @@ mod tests {
             confidence: None,
             flags: Vec::new(),
             error: err.then(|| "no board".into()),
+            corner_error: None,
         }
+    }
+
+    #[test]
+    fn corner_error_takes_the_best_pairing_in_squares() {
+        let truth = [[0.0, 0.0], [80.0, 0.0], [80.0, 80.0], [0.0, 80.0]];
+        // the same square named from another corner and the other way round
+        let found = [[0.0, 80.0], [80.0, 80.0], [80.0, 0.0], [0.0, 0.0]];
+        assert!(corner_error(&found, &truth) < 1e-9);
+        // one corner half a square (5 px) off
+        let off = [[0.0, 0.0], [85.0, 0.0], [80.0, 80.0], [0.0, 80.0]];
+        assert!((corner_error(&off, &truth) - 0.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_quarter_turn_twice_is_turned() {
+        let g = board::parse_placement("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR").unwrap();
+        assert_eq!(quarter_turn(&quarter_turn(&g)), turned(&g));
+        assert_ne!(quarter_turn(&g), g);
     }
 
     #[test]

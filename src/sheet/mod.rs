@@ -5,6 +5,7 @@
 //! decoded [`Game`] (doubt as statuses and confidences), the language it was read in, the
 //! layout found and every used cell's box and raw reading.
 
+pub mod final_board;
 pub mod layout;
 
 use std::path::Path;

@@ -1,0 +1,777 @@
+//! Photos of physical sets (issue #6): a wooden or plastic set photographed from a player's
+//! or an arbiter's seat → the position.
+//!
+//! Stages, each handing plain data to the next:
+//! 1. **Lattice** ([`find_lattice`]): the corner model (`models/corners3d.md`) marks the
+//!    playing area's four outer corners and the 81 points of the square lattice; the four
+//!    strongest corner peaks that make a convex quadrilateral give a first homography, which
+//!    is refitted by least squares to the lattice peaks it predicts (pieces hide some of them).
+//! 2. **Camera** ([`pose`]): focal length and pose from the homography, so each square gets
+//!    an image box that holds a piece standing on it — tall pieces lean into the squares behind
+//!    them, so the box reaches up from the square's base, not around it.
+//! 3. **Pieces**: the piece model (`models/pieces3d.md`) reads the 64 boxes in one batch.
+//! 4. **Orientation**: which edge is White's. The board's colouring says which pair of
+//!    opposite edges (a1 is dark), the pawns and kings say which of the two, unless
+//!    `--orientation` does.
+//!
+//! The corners come back in the image's pixels like a diagram's; doubt is data as for
+//! diagrams (low-confidence squares, rule flags).
+
+use std::path::Path;
+use std::time::Instant;
+
+use image::imageops::FilterType;
+use image::RgbImage;
+use shakmaty::{Color, Role};
+
+use super::pose::{square_box, Camera, Homography};
+use super::{
+    canonical_rc, classes, finish, BoardConfig, BoardError, BoardReading, Grid, LocateError,
+    Located, Orientation,
+};
+use crate::model::{CornerModel, PieceModel, CORNER_IN, PIECE_H, PIECE_W, SQUARE_CLASSES};
+use crate::vision;
+
+/// Photos are read at most this large (longer side, pixels): squares of up to ~100 px.
+pub const WORK_SIDE: u32 = 1280;
+/// Height of the box cut above each square, in squares (a tall king is ~1.9 squares).
+pub const PIECE_HEIGHT: f64 = 2.0;
+/// The box's top is inset this much of a square on each side (pieces are narrower than
+/// their square).
+pub const PIECE_INSET: f64 = 0.1;
+/// A corner candidate needs at least this probability (the lattice then decides which
+/// four are the board's).
+pub const MIN_CORNER: f32 = 0.05;
+/// The sharpest angle a board's outline may have in the photo, degrees.
+pub const MIN_ANGLE_DEG: f64 = 30.0;
+/// A board is accepted when at least this many of its 81 lattice points are seen by the
+/// lattice map (pieces hide many; a photo without a board confirms few).
+pub const MIN_MATCHED: usize = 20;
+/// A lattice peak needs at least this probability.
+pub const MIN_LATTICE: f32 = 0.2;
+/// A lattice peak matches a predicted lattice point within this share of a square.
+pub const MATCH_RADIUS: f64 = 0.3;
+
+/// The board found in a photo.
+#[derive(Debug, Clone)]
+pub struct Lattice {
+    /// Image corners a1, h1, h8, a8 of the reading frame: the a1–h1 edge is the one nearest
+    /// the bottom of the image (which edge is White's is decided later).
+    pub corners: [[f32; 2]; 4],
+    /// Board plane → image.
+    pub homography: Homography,
+    /// The four corner peaks' probabilities, lowest.
+    pub corner_prob: f32,
+    /// Lattice points matched by a peak, of 81.
+    pub matched: usize,
+}
+
+/// Reads the position in a photo of a physical set.
+///
+/// # Errors
+///
+/// The image does not decode, no board is found, or a model fails.
+pub fn read_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
+    let t0 = Instant::now();
+    let (img, scale) = vision::load_rgb(path, WORK_SIDE).map_err(BoardError::Decode)?;
+    let mut r = read_rgb(&img, cfg)?;
+    r.unscale(scale);
+    r.seconds = t0.elapsed().as_secs_f64();
+    Ok(r)
+}
+
+/// Reads the position in a colour photo of a physical set.
+///
+/// # Errors
+///
+/// No board is found, or a model fails.
+pub fn read_rgb(img: &RgbImage, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
+    let t0 = Instant::now();
+    let min = super::locate::MIN_IMAGE_SIDE;
+    if img.width() < min || img.height() < min {
+        return Err(BoardError::Locate(LocateError::TooSmall {
+            width: img.width(),
+            height: img.height(),
+        }));
+    }
+    let lat = find_lattice(img)?;
+    let cam = Camera::from_homography(&lat.homography, img.width(), img.height()).ok_or(
+        BoardError::Locate(LocateError::NoSet(
+            "no board: its corners give no camera".into(),
+        )),
+    )?;
+    let pixels = cut_pieces(img, &cam);
+    let model = PieceModel::get().map_err(BoardError::Model)?;
+    let frame = model
+        .run_board(&pixels)
+        .map_err(|e| BoardError::Model(format!("{e:#}")))?;
+    // Displayed order: row 0 = the frame's rank 8 (far edge), column 0 = its a-file.
+    let mut displayed = vec![[0.0f32; SQUARE_CLASSES]; 64];
+    for rank in 0..8 {
+        for file in 0..8 {
+            displayed[(7 - rank) * 8 + file] = frame[rank * 8 + file];
+        }
+    }
+    let parity = colour_parity(img, &lat.homography);
+    let orientation = match cfg.orientation {
+        Some(o) => o,
+        None => orientation_of_photo(&displayed, parity),
+    };
+    let [a1, h1, h8, a8] = lat.corners;
+    Ok(finish(
+        &displayed,
+        orientation,
+        cfg,
+        Located {
+            kind: super::BoardKind::Physical,
+            corners: [a8, h8, h1, a1],
+            score: lat.corner_prob,
+            checker: parity.abs().min(1.0),
+        },
+        t0,
+    ))
+}
+
+/// Which edge is White's: of the four ways to name the frame's edges, those where a1 is on
+/// a dark square (`parity` > 0: the frame's a1 squares are darker; < 0: the other pair;
+/// near 0: all four), then the one where the pieces stand most as they do in games
+/// ([`votes`]); a tie keeps White at the frame's near edge.
+pub fn orientation_of_photo(displayed: &[[f32; SQUARE_CLASSES]], parity: f32) -> Orientation {
+    let (grid, _) = classes(displayed);
+    let candidates: &[Orientation] = if parity > PARITY_SURE {
+        &[Orientation::White, Orientation::Black]
+    } else if parity < -PARITY_SURE {
+        &[Orientation::Left, Orientation::Right]
+    } else {
+        &[
+            Orientation::White,
+            Orientation::Black,
+            Orientation::Left,
+            Orientation::Right,
+        ]
+    };
+    let mut best = (i32::MIN, candidates[0]);
+    for &o in candidates {
+        let v = votes(&grid, o);
+        if v > best.0 {
+            best = (v, o);
+        }
+    }
+    best.1
+}
+
+/// How much darker the squares of a1's colour are than the others (grey levels 0..1) in
+/// the frame; below this either way the colouring is not trusted.
+pub const PARITY_SURE: f32 = 0.03;
+
+/// How well an orientation of a displayed grid fits how games look: every piece counts its
+/// distance from the middle towards its own side (White's towards rank 1, Black's towards
+/// rank 8), pawns and kings twice. By colour more than by kind, because colour is what the
+/// piece model reads surest.
+fn votes(displayed: &Grid, o: Orientation) -> i32 {
+    let mut v = 0;
+    for (r, row) in displayed.iter().enumerate() {
+        for (c, p) in row.iter().enumerate() {
+            let Some(p) = p else { continue };
+            let (cr, _) = canonical_rc(o, r, c);
+            // canonical row 0 = rank 8: 2·row − 7 runs from −7 (rank 8) to 7 (rank 1)
+            let towards_white = 2 * cr as i32 - 7;
+            let w = if matches!(p.role, Role::Pawn | Role::King) {
+                2
+            } else {
+                1
+            };
+            v += w * if p.color == Color::White {
+                towards_white
+            } else {
+                -towards_white
+            };
+        }
+    }
+    v
+}
+
+/// Mean grey level of the frame's odd squares minus its even squares (a1 is even), each
+/// square measured at four points near its corners, where a piece's round base rarely
+/// stands, taking the median of the four.
+pub fn colour_parity(img: &RgbImage, h: &Homography) -> f32 {
+    let (mut even, mut odd, mut ne, mut no) = (0.0f32, 0.0f32, 0, 0);
+    for rank in 0..8 {
+        for file in 0..8 {
+            let mut v = Vec::with_capacity(4);
+            for (u, w) in [(0.15, 0.15), (0.85, 0.15), (0.85, 0.85), (0.15, 0.85)] {
+                if let Some([x, y]) = h.apply([file as f64 + u, rank as f64 + w]) {
+                    if let Some(g) = grey_at(img, x as f32, y as f32) {
+                        v.push(g);
+                    }
+                }
+            }
+            if v.len() < 2 {
+                continue;
+            }
+            v.sort_by(f32::total_cmp);
+            let m = (v[(v.len() - 1) / 2] + v[v.len() / 2]) / 2.0;
+            if (file + rank) % 2 == 0 {
+                even += m;
+                ne += 1;
+            } else {
+                odd += m;
+                no += 1;
+            }
+        }
+    }
+    if ne == 0 || no == 0 {
+        return 0.0;
+    }
+    odd / no as f32 - even / ne as f32
+}
+
+fn grey_at(img: &RgbImage, x: f32, y: f32) -> Option<f32> {
+    if x < 0.0 || y < 0.0 || x >= img.width() as f32 || y >= img.height() as f32 {
+        return None;
+    }
+    let p = img.get_pixel(x as u32, y as u32);
+    Some((0.299 * p[0] as f32 + 0.587 * p[1] as f32 + 0.114 * p[2] as f32) / 255.0)
+}
+
+/// Finds the board: corner peaks, the first homography, a least-squares refit to the
+/// lattice peaks.
+///
+/// # Errors
+///
+/// [`BoardError::Locate`] when fewer than four corner peaks make a board, or the model
+/// fails ([`BoardError::Model`]).
+pub fn find_lattice(img: &RgbImage) -> Result<Lattice, BoardError> {
+    let model = CornerModel::get().map_err(BoardError::Model)?;
+    let small = image::imageops::resize(img, CORNER_IN, CORNER_IN, FilterType::Triangle);
+    let maps = model
+        .run(&small)
+        .map_err(|e| BoardError::Model(format!("{e:#}")))?;
+    let (sx, sy) = (
+        img.width() as f64 / CORNER_IN as f64,
+        img.height() as f64 / CORNER_IN as f64,
+    );
+    let to_img = |p: &Peak| Peak {
+        x: p.x * sx,
+        y: p.y * sy,
+        p: p.p,
+    };
+    let corners: Vec<Peak> = maps.peaks(0, MIN_CORNER, 8).iter().map(to_img).collect();
+    let lattice: Vec<Peak> = maps.peaks(1, MIN_LATTICE, 160).iter().map(to_img).collect();
+    let no = |why: String| BoardError::Locate(LocateError::NoSet(why));
+    // Of the convex quadrilaterals the corner candidates make, the one whose lattice the
+    // lattice peaks confirm best (a stray corner peak on a clock or a sheet predicts a
+    // lattice nothing confirms).
+    let area = img.width() as f64 * img.height() as f64;
+    let mut best: Option<(f32, Homography, f32)> = None;
+    for quad in convex_quads(&corners, area) {
+        let Some(h) = Homography::from_corners(&frame_order(&quad)) else {
+            continue;
+        };
+        let (_, n) = lattice_matches(&h, &lattice);
+        let probs: f32 = quad.iter().map(|p| p.p).sum();
+        let score = n as f32 + 4.0 * probs;
+        if best.as_ref().is_none_or(|b| score > b.0) {
+            let min_p = quad.iter().map(|p| p.p).fold(1.0f32, f32::min);
+            best = Some((score, h, min_p));
+        }
+    }
+    let (_, mut h, corner_prob) = best.ok_or_else(|| {
+        no(format!(
+            "no board: {} corner candidate{}, no four of them make a board",
+            corners.len(),
+            if corners.len() == 1 { "" } else { "s" }
+        ))
+    })?;
+    let mut matched = 0;
+    for _ in 0..2 {
+        let (pairs, n) = lattice_matches(&h, &lattice);
+        matched = n;
+        if n < 12 {
+            break;
+        }
+        // A refit that bends the board into a shape no camera sees (a sliver, a corner
+        // folded back) went after the wrong peaks: keep what the corners said.
+        match fit_homography(&pairs).filter(plausible) {
+            Some(better) => h = better,
+            None => break,
+        }
+    }
+    if matched < MIN_MATCHED {
+        return Err(no(format!(
+            "no board: the best four corners predict a lattice only {matched} of whose 81 points were seen"
+        )));
+    }
+    let mut corners_out = [[0.0f32; 2]; 4];
+    for (o, b) in corners_out
+        .iter_mut()
+        .zip([[0.0, 0.0], [8.0, 0.0], [8.0, 8.0], [0.0, 8.0]])
+    {
+        let [x, y] = h
+            .apply(b)
+            .ok_or_else(|| no("the fitted lattice leaves the image".into()))?;
+        *o = [x as f32, y as f32];
+    }
+    Ok(Lattice {
+        corners: corners_out,
+        homography: h,
+        corner_prob,
+        matched,
+    })
+}
+
+/// A local maximum of a heat map, in image pixels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Peak {
+    pub x: f64,
+    pub y: f64,
+    pub p: f32,
+}
+
+/// Every four of the strongest eight peaks that make a convex quadrilateral covering at
+/// least 1 % of the image, with no angle sharper than [`MIN_ANGLE_DEG`] (a board seen from
+/// 30° or more above the table never looks like a sliver or a triangle).
+fn convex_quads(peaks: &[Peak], image_area: f64) -> Vec<[Peak; 4]> {
+    let n = peaks.len().min(8);
+    let mut out = Vec::new();
+    for a in 0..n {
+        for b in a + 1..n {
+            for c in b + 1..n {
+                for d in c + 1..n {
+                    let q = [peaks[a], peaks[b], peaks[c], peaks[d]];
+                    if convex_area(&q).is_some_and(|area| area >= 0.01 * image_area)
+                        && min_angle_deg(&q) >= MIN_ANGLE_DEG
+                    {
+                        out.push(q);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether a homography's board outline is convex with no angle sharper than
+/// [`MIN_ANGLE_DEG`].
+fn plausible(h: &Homography) -> bool {
+    let mut q = [Peak {
+        x: 0.0,
+        y: 0.0,
+        p: 0.0,
+    }; 4];
+    for (o, b) in q
+        .iter_mut()
+        .zip([[0.0, 0.0], [8.0, 0.0], [8.0, 8.0], [0.0, 8.0]])
+    {
+        let Some([x, y]) = h.apply(b) else {
+            return false;
+        };
+        *o = Peak { x, y, p: 0.0 };
+    }
+    convex_area(&q).is_some() && min_angle_deg(&q) >= MIN_ANGLE_DEG
+}
+
+/// The sharpest interior angle of a convex quadrilateral, degrees.
+fn min_angle_deg(q: &[Peak; 4]) -> f64 {
+    let o = frame_order(q);
+    let mut min = 180.0f64;
+    for i in 0..4 {
+        let (p, a, b) = (o[i], o[(i + 3) % 4], o[(i + 1) % 4]);
+        let (ax, ay) = (f64::from(a[0] - p[0]), f64::from(a[1] - p[1]));
+        let (bx, by) = (f64::from(b[0] - p[0]), f64::from(b[1] - p[1]));
+        let cos = (ax * bx + ay * by) / (ax.hypot(ay) * bx.hypot(by)).max(1e-12);
+        min = min.min(cos.clamp(-1.0, 1.0).acos().to_degrees());
+    }
+    min
+}
+
+/// The quadrilateral's corners as a1, h1, h8, a8 of the reading frame: clockwise on screen
+/// (y down: descending angle around the centre), starting so that the a1–h1 edge is the
+/// one lowest in the image.
+fn frame_order(quad: &[Peak; 4]) -> [[f32; 2]; 4] {
+    let mut pts = quad.map(|p| [p.x, p.y]);
+    let cx = pts.iter().map(|p| p[0]).sum::<f64>() / 4.0;
+    let cy = pts.iter().map(|p| p[1]).sum::<f64>() / 4.0;
+    pts.sort_by(|a, b| {
+        let ta = (a[1] - cy).atan2(a[0] - cx);
+        let tb = (b[1] - cy).atan2(b[0] - cx);
+        tb.total_cmp(&ta)
+    });
+    let k = (0..4)
+        .max_by(|&i, &j| {
+            let yi = pts[i][1] + pts[(i + 1) % 4][1];
+            let yj = pts[j][1] + pts[(j + 1) % 4][1];
+            yi.total_cmp(&yj)
+        })
+        .unwrap_or(0);
+    pts.rotate_left(k);
+    pts.map(|[x, y]| [x as f32, y as f32])
+}
+
+/// Area of the convex quadrilateral the four points make in some order, `None` when one of
+/// them lies inside the triangle of the others.
+fn convex_area(q: &[Peak; 4]) -> Option<f64> {
+    let cx = q.iter().map(|p| p.x).sum::<f64>() / 4.0;
+    let cy = q.iter().map(|p| p.y).sum::<f64>() / 4.0;
+    let mut v: Vec<[f64; 2]> = q.iter().map(|p| [p.x, p.y]).collect();
+    v.sort_by(|a, b| {
+        (a[1] - cy)
+            .atan2(a[0] - cx)
+            .total_cmp(&(b[1] - cy).atan2(b[0] - cx))
+    });
+    let mut sign = 0.0f64;
+    let mut area = 0.0;
+    for i in 0..4 {
+        let (p, q1, r) = (v[i], v[(i + 1) % 4], v[(i + 2) % 4]);
+        let cross = (q1[0] - p[0]) * (r[1] - q1[1]) - (q1[1] - p[1]) * (r[0] - q1[0]);
+        if cross == 0.0 || (sign != 0.0 && cross.signum() != sign) {
+            return None;
+        }
+        sign = cross.signum();
+        area += p[0] * q1[1] - q1[0] * p[1];
+    }
+    Some(area.abs() / 2.0)
+}
+
+/// A board point and where it is in the image.
+pub type PointPair = ([f64; 2], [f64; 2]);
+
+/// Each of the 81 lattice points, as `h` predicts it, paired with the nearest lattice peak
+/// within [`MATCH_RADIUS`] of a square (the four outer corners always paired with where `h`
+/// puts them, so the refit cannot drift from the corner model's corners without evidence).
+/// Returns the pairs (board point, image point) and how many were matched by a peak.
+fn lattice_matches(h: &Homography, peaks: &[Peak]) -> (Vec<PointPair>, usize) {
+    let mut pairs = Vec::new();
+    let mut n = 0;
+    for j in 0..=8 {
+        for i in 0..=8 {
+            let b = [i as f64, j as f64];
+            let Some(p) = h.apply(b) else { continue };
+            // the local size of a square: the distance to the next lattice point
+            let q = h.apply([b[0] + if i < 8 { 1.0 } else { -1.0 }, b[1]]);
+            let Some(q) = q else { continue };
+            let r = MATCH_RADIUS * (q[0] - p[0]).hypot(q[1] - p[1]);
+            let near = peaks
+                .iter()
+                .map(|k| ((k.x - p[0]).hypot(k.y - p[1]), k))
+                .filter(|(d, _)| *d <= r)
+                .min_by(|a, b| a.0.total_cmp(&b.0));
+            if let Some((_, k)) = near {
+                pairs.push((b, [k.x, k.y]));
+                n += 1;
+            } else if (i == 0 || i == 8) && (j == 0 || j == 8) {
+                pairs.push((b, p));
+            }
+        }
+    }
+    (pairs, n)
+}
+
+/// The least-squares homography (DLT with `h33 = 1`, on normalised points) through the
+/// pairs (board point, image point); `None` when there are fewer than 4 or the system is
+/// singular.
+pub fn fit_homography(pairs: &[PointPair]) -> Option<Homography> {
+    if pairs.len() < 4 {
+        return None;
+    }
+    // Normalise the image points (centre, mean distance √2) and the board points (/8).
+    let n = pairs.len() as f64;
+    let mx = pairs.iter().map(|p| p.1[0]).sum::<f64>() / n;
+    let my = pairs.iter().map(|p| p.1[1]).sum::<f64>() / n;
+    let md = pairs
+        .iter()
+        .map(|p| (p.1[0] - mx).hypot(p.1[1] - my))
+        .sum::<f64>()
+        / n;
+    if md.is_nan() || md <= 0.0 {
+        return None;
+    }
+    let s = std::f64::consts::SQRT_2 / md;
+    let mut ata = [[0.0f64; 8]; 8];
+    let mut atb = [0.0f64; 8];
+    for &(b, im) in pairs {
+        let (x, y) = (b[0] / 8.0, b[1] / 8.0);
+        let (u, v) = ((im[0] - mx) * s, (im[1] - my) * s);
+        let rows = [
+            ([x, y, 1.0, 0.0, 0.0, 0.0, -u * x, -u * y], u),
+            ([0.0, 0.0, 0.0, x, y, 1.0, -v * x, -v * y], v),
+        ];
+        for (a, rhs) in rows {
+            for i in 0..8 {
+                atb[i] += a[i] * rhs;
+                for j in 0..8 {
+                    ata[i][j] += a[i] * a[j];
+                }
+            }
+        }
+    }
+    let h = solve8(ata, atb)?;
+    // Undo the normalisations: H = T⁻¹ · Hn · diag(1/8, 1/8, 1).
+    let hn = [[h[0], h[1], h[2]], [h[3], h[4], h[5]], [h[6], h[7], 1.0]];
+    let tinv = [[1.0 / s, 0.0, mx], [0.0, 1.0 / s, my], [0.0, 0.0, 1.0]];
+    let mut m = [[0.0f64; 3]; 3];
+    for (i, row) in m.iter_mut().enumerate() {
+        for (j, v) in row.iter_mut().enumerate() {
+            let col_scale = if j < 2 { 1.0 / 8.0 } else { 1.0 };
+            *v = (0..3).map(|k| tinv[i][k] * hn[k][j]).sum::<f64>() * col_scale;
+        }
+    }
+    // Through four of the pairs' board points again, so the sign and norm conventions of
+    // `Homography::from_points` hold.
+    let src = [[0.0, 0.0], [8.0, 0.0], [8.0, 8.0], [0.0, 8.0]];
+    let mut dst = [[0.0; 2]; 4];
+    for (d, s) in dst.iter_mut().zip(src) {
+        let w = m[2][0] * s[0] + m[2][1] * s[1] + m[2][2];
+        if w.is_nan() || w.abs() <= 1e-12 {
+            return None;
+        }
+        *d = [
+            (m[0][0] * s[0] + m[0][1] * s[1] + m[0][2]) / w,
+            (m[1][0] * s[0] + m[1][1] * s[1] + m[1][2]) / w,
+        ];
+    }
+    Homography::from_points(&src, &dst)
+}
+
+/// Gaussian elimination with partial pivoting on an 8 × 8 system.
+fn solve8(mut a: [[f64; 8]; 8], mut b: [f64; 8]) -> Option<[f64; 8]> {
+    for col in 0..8 {
+        let piv = (col..8).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[piv][col].is_nan() || a[piv][col].abs() <= 1e-12 {
+            return None;
+        }
+        a.swap(col, piv);
+        b.swap(col, piv);
+        let pivot_row = a[col];
+        let pivot_b = b[col];
+        for (row, rhs) in a.iter_mut().zip(b.iter_mut()).skip(col + 1) {
+            let f = row[col] / pivot_row[col];
+            for (v, p) in row.iter_mut().zip(pivot_row.iter()).skip(col) {
+                *v -= f * p;
+            }
+            *rhs -= f * pivot_b;
+        }
+    }
+    let mut x = [0.0; 8];
+    for row in (0..8).rev() {
+        let s: f64 = (row + 1..8).map(|k| a[row][k] * x[k]).sum();
+        x[row] = (b[row] - s) / a[row][row];
+    }
+    x.iter().all(|v| v.is_finite()).then_some(x)
+}
+
+/// The 64 piece crops of a board, in the frame's order (a1, b1, … h1, a2, … h8): each the
+/// box above its square ([`square_box`]) resampled to `PIECE_W × PIECE_H`, RGB planes, 0..1.
+pub fn cut_pieces(img: &RgbImage, cam: &Camera) -> Vec<f32> {
+    let (w, h) = (PIECE_W as usize, PIECE_H as usize);
+    let mut out = vec![0.0f32; 64 * 3 * w * h];
+    for rank in 0..8u8 {
+        for file in 0..8u8 {
+            let i = rank as usize * 8 + file as usize;
+            let b = square_box(cam, file, rank, PIECE_HEIGHT, PIECE_INSET);
+            let dst = &mut out[i * 3 * w * h..(i + 1) * 3 * w * h];
+            if let Some(b) = b {
+                crop_into(img, b, w, h, dst);
+            }
+        }
+    }
+    out
+}
+
+/// Resamples the box `[x0, y0, x1, y1]` of `img` to `w × h`, RGB planes in 0..1: each
+/// output pixel the mean of up to 4 × 4 bilinear samples (enough for boxes up to ~6 times
+/// the output), outside the image clamped to its edge.
+pub fn crop_into(img: &RgbImage, b: [f32; 4], w: usize, h: usize, dst: &mut [f32]) {
+    let (bw, bh) = ((b[2] - b[0]).max(1e-3), (b[3] - b[1]).max(1e-3));
+    let k = ((bw / w as f32).max(bh / h as f32) / 1.5)
+        .ceil()
+        .clamp(1.0, 4.0) as usize;
+    let (iw, ih) = (img.width() as f32, img.height() as f32);
+    let plane = w * h;
+    for v in 0..h {
+        for u in 0..w {
+            let mut acc = [0.0f32; 3];
+            for sy in 0..k {
+                for sx in 0..k {
+                    let x = b[0] + (u as f32 + (sx as f32 + 0.5) / k as f32) * bw / w as f32;
+                    let y = b[1] + (v as f32 + (sy as f32 + 0.5) / k as f32) * bh / h as f32;
+                    let px = bilinear(
+                        img,
+                        (x - 0.5).clamp(0.0, iw - 1.0),
+                        (y - 0.5).clamp(0.0, ih - 1.0),
+                    );
+                    for c in 0..3 {
+                        acc[c] += px[c];
+                    }
+                }
+            }
+            let n = (k * k) as f32 * 255.0;
+            for c in 0..3 {
+                dst[c * plane + v * w + u] = acc[c] / n;
+            }
+        }
+    }
+}
+
+fn bilinear(img: &RgbImage, x: f32, y: f32) -> [f32; 3] {
+    let (x0, y0) = (x.floor() as u32, y.floor() as u32);
+    let (x1, y1) = (
+        (x0 + 1).min(img.width() - 1),
+        (y0 + 1).min(img.height() - 1),
+    );
+    let (fx, fy) = (x - x0 as f32, y - y0 as f32);
+    let mut out = [0.0; 3];
+    let (a, b, c, d) = (
+        img.get_pixel(x0, y0),
+        img.get_pixel(x1, y0),
+        img.get_pixel(x0, y1),
+        img.get_pixel(x1, y1),
+    );
+    for k in 0..3 {
+        let top = a[k] as f32 * (1.0 - fx) + b[k] as f32 * fx;
+        let bot = c[k] as f32 * (1.0 - fx) + d[k] as f32 * fx;
+        out[k] = top * (1.0 - fy) + bot * fy;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cam_homography() -> Homography {
+        Homography::from_corners(&[
+            [148.0, 400.0],
+            [492.0, 400.0],
+            [430.0, 160.0],
+            [210.0, 160.0],
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn least_squares_fit_recovers_an_exact_homography() {
+        let h = cam_homography();
+        let mut pairs = Vec::new();
+        for j in 0..=8 {
+            for i in 0..=8 {
+                let b = [i as f64, j as f64];
+                pairs.push((b, h.apply(b).unwrap()));
+            }
+        }
+        let fit = fit_homography(&pairs).unwrap();
+        for &(b, im) in &pairs {
+            let p = fit.apply(b).unwrap();
+            assert!(
+                (p[0] - im[0]).abs() < 1e-6 && (p[1] - im[1]).abs() < 1e-6,
+                "{b:?}"
+            );
+        }
+        assert!(fit_homography(&pairs[..3]).is_none());
+    }
+
+    #[test]
+    fn least_squares_fit_averages_noise() {
+        let h = cam_homography();
+        let mut pairs = Vec::new();
+        let mut k = 0.0f64;
+        for j in 0..=8 {
+            for i in 0..=8 {
+                let b = [i as f64, j as f64];
+                let p = h.apply(b).unwrap();
+                k += 1.0;
+                // ±1.5 px of deterministic "noise"
+                pairs.push((
+                    b,
+                    [p[0] + 1.5 * (k * 1.7).sin(), p[1] + 1.5 * (k * 2.3).cos()],
+                ));
+            }
+        }
+        let fit = fit_homography(&pairs).unwrap();
+        let centre = h.apply([4.0, 4.0]).unwrap();
+        let got = fit.apply([4.0, 4.0]).unwrap();
+        assert!((centre[0] - got[0]).hypot(centre[1] - got[1]) < 0.7);
+    }
+
+    #[test]
+    fn quads_must_be_convex_and_large_enough() {
+        let p = |x: f64, y: f64, p: f32| Peak { x, y, p };
+        let square = [
+            p(0.0, 0.0, 0.9),
+            p(100.0, 0.0, 0.9),
+            p(100.0, 100.0, 0.9),
+            p(0.0, 100.0, 0.9),
+        ];
+        assert!((convex_area(&square).unwrap() - 10_000.0).abs() < 1e-6);
+        let dart = [
+            p(0.0, 0.0, 0.9),
+            p(100.0, 0.0, 0.9),
+            p(50.0, 10.0, 0.9),
+            p(50.0, 100.0, 0.9),
+        ];
+        assert!(convex_area(&dart).is_none());
+        assert!((min_angle_deg(&square) - 90.0).abs() < 1e-6);
+        // a sliver: convex but with a 3° corner, far too sharp to be a board
+        let sliver = [
+            p(0.0, 0.0, 0.9),
+            p(300.0, 0.0, 0.9),
+            p(300.0, 10.0, 0.9),
+            p(200.0, 12.0, 0.9),
+        ];
+        assert!(convex_area(&sliver).is_some());
+        assert!(convex_quads(&sliver, 1000.0).is_empty());
+        // a point inside the square makes no convex four with three of its corners
+        let mut peaks = square.to_vec();
+        peaks.push(p(50.0, 50.0, 0.99));
+        let quads = convex_quads(&peaks, 20_000.0);
+        assert_eq!(quads.len(), 1);
+        assert!(quads[0].iter().all(|k| k.p == 0.9));
+        // too small for the image
+        assert!(convex_quads(&square, 10_000_000.0).is_empty());
+    }
+
+    #[test]
+    fn parity_and_pawns_pick_the_orientation() {
+        use crate::board::{class_of_piece, parse_placement};
+        // the start position as displayed with White at the bottom
+        let grid = parse_placement("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR").unwrap();
+        let logits = |g: &Grid| -> Vec<[f32; SQUARE_CLASSES]> {
+            g.iter()
+                .flatten()
+                .map(|p| {
+                    let mut row = [0.0; SQUARE_CLASSES];
+                    row[class_of_piece(*p)] = 10.0;
+                    row
+                })
+                .collect()
+        };
+        assert_eq!(
+            orientation_of_photo(&logits(&grid), 0.2),
+            Orientation::White
+        );
+        let turned = crate::board::turned(&grid);
+        assert_eq!(
+            orientation_of_photo(&logits(&turned), 0.2),
+            Orientation::Black
+        );
+        // seen from White's left: displayed (r, c) holds canonical (7 - c, r)
+        let mut left: Grid = [[None; 8]; 8];
+        for (r, row) in left.iter_mut().enumerate() {
+            for (c, v) in row.iter_mut().enumerate() {
+                let (cr, cc) = canonical_rc(Orientation::Left, r, c);
+                *v = grid[cr][cc];
+            }
+        }
+        assert_eq!(
+            orientation_of_photo(&logits(&left), -0.2),
+            Orientation::Left
+        );
+        // the colouring alone rules out White at the bottom for that view
+        assert_ne!(
+            orientation_of_photo(&logits(&left), -0.2),
+            Orientation::White
+        );
+        // no colouring: the pawns still find it
+        assert_eq!(orientation_of_photo(&logits(&left), 0.0), Orientation::Left);
+    }
+}

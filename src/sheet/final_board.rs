@@ -1,0 +1,221 @@
+//! The final-position check (issue #6): a game read from a scoresheet against a photo of the
+//! board when the game ended (arbiters photograph each board at the end of a round).
+//!
+//! Input: the [`Game`] and the [`BoardReading`] of the photo. Output: [`FinalBoardCheck`] —
+//! whether the game's last position is the one photographed, and where not, the squares that
+//! differ and the plies that last touched them (the moves that would have to change). The
+//! photo's orientation is taken as the one of the four that agrees best with the game: the
+//! game says where White sat better than the pieces of an endgame do.
+//!
+//! Not yet: the decoder does not search for a reading of the sheet that ends in the
+//! photographed position; the check only confirms or flags.
+
+use serde::Serialize;
+use shakmaty::{Move, Position, Square};
+
+use crate::board::{parse_placement, placement, BoardReading, Grid};
+use crate::record::Game;
+
+/// What the photo says about the game read from the sheet.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FinalBoardCheck {
+    /// The photo's file name, as given.
+    pub file: String,
+    /// The position read in the photo (FEN placement), turned the way that agrees best with
+    /// the game.
+    pub placement: String,
+    /// The game's last position (FEN placement), after its last ply with a move.
+    pub game_placement: String,
+    /// Squares that agree, of 64.
+    pub agreeing_squares: usize,
+    /// Whether all 64 agree.
+    pub agrees: bool,
+    /// Each differing square: `e4: game P, photo -`.
+    pub differs: Vec<String>,
+    /// Plies that last moved a piece to or from a differing square, ascending: the moves a
+    /// reviewer should look at first.
+    pub plies: Vec<u32>,
+    /// Whether the photo had to be turned from the orientation its reading chose.
+    pub turned: bool,
+}
+
+/// Compares the game's last position with the photographed one.
+pub fn check(game: &Game, photo: &BoardReading, file: &str) -> FinalBoardCheck {
+    check_placement(game, &photo.placement, file)
+}
+
+/// [`check`] with the photo's reading as a FEN placement.
+pub fn check_placement(game: &Game, photo_placement: &str, file: &str) -> FinalBoardCheck {
+    let mut pos = game.start.clone();
+    let mut touched: Vec<(u32, Vec<Square>)> = Vec::new();
+    for p in &game.plies {
+        let Some(mv) = &p.mv else { break };
+        if !pos.is_legal(*mv) {
+            break;
+        }
+        touched.push((p.ply, squares_of(mv, pos.turn())));
+        pos.play_unchecked(*mv);
+    }
+    let game_grid = parse_placement(&pos.board().to_string()).unwrap_or([[None; 8]; 8]);
+    let photo_grid = parse_placement(photo_placement).unwrap_or([[None; 8]; 8]);
+    // The four ways the photo could have been turned; the reading's own first, so a tie
+    // keeps it.
+    let mut best = (photo_grid, agreeing(&photo_grid, &game_grid), false);
+    let mut g = photo_grid;
+    for _ in 0..3 {
+        g = quarter(&g);
+        let n = agreeing(&g, &game_grid);
+        if n > best.1 {
+            best = (g, n, true);
+        }
+    }
+    let (grid, n, turned) = best;
+    let mut differs = Vec::new();
+    let mut plies = Vec::new();
+    for (r, (row_g, row_p)) in game_grid.iter().zip(grid.iter()).enumerate() {
+        for (c, (a, b)) in row_g.iter().zip(row_p.iter()).enumerate() {
+            if a == b {
+                continue;
+            }
+            let sq = Square::from_coords(
+                shakmaty::File::new(c as u32),
+                shakmaty::Rank::new(7 - r as u32),
+            );
+            let ch = |p: &Option<shakmaty::Piece>| p.map_or('-', |p| p.char());
+            differs.push(format!("{sq}: game {}, photo {}", ch(a), ch(b)));
+            if let Some((ply, _)) = touched.iter().rev().find(|(_, s)| s.contains(&sq)) {
+                plies.push(*ply);
+            }
+        }
+    }
+    plies.sort_unstable();
+    plies.dedup();
+    FinalBoardCheck {
+        file: file.to_string(),
+        placement: placement(&grid),
+        game_placement: placement(&game_grid),
+        agreeing_squares: n,
+        agrees: n == 64,
+        differs,
+        plies,
+        turned,
+    }
+}
+
+/// Squares a move changes: from and to, the rook's squares when castling, the captured
+/// pawn's square en passant.
+fn squares_of(mv: &Move, turn: shakmaty::Color) -> Vec<Square> {
+    let mut v = vec![mv.from().unwrap_or(mv.to()), mv.to()];
+    match mv {
+        Move::Castle { king, rook } => {
+            let side = shakmaty::CastlingSide::from_queen_side(rook < king);
+            v = vec![*king, *rook, side.king_to(turn), side.rook_to(turn)];
+        }
+        Move::EnPassant { from, to } => {
+            v.push(Square::from_coords(to.file(), from.rank()));
+        }
+        _ => {}
+    }
+    v
+}
+
+fn agreeing(a: &Grid, b: &Grid) -> usize {
+    a.iter()
+        .flatten()
+        .zip(b.iter().flatten())
+        .filter(|(x, y)| x == y)
+        .count()
+}
+
+/// The grid turned a quarter.
+fn quarter(g: &Grid) -> Grid {
+    let mut out = *g;
+    for (r, row) in g.iter().enumerate() {
+        for (c, v) in row.iter().enumerate() {
+            out[c][7 - r] = *v;
+        }
+    }
+    out
+}
+
+impl FinalBoardCheck {
+    /// A one-line note for the game record.
+    pub fn note(&self) -> String {
+        if self.agrees {
+            format!(
+                "final position confirmed by the photo {} (all 64 squares agree)",
+                self.file
+            )
+        } else {
+            let plies = if self.plies.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; plies to check: {}",
+                    self.plies
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            format!(
+                "final position differs from the photo {} on {} square{} ({}){plies}",
+                self.file,
+                self.differs.len(),
+                if self.differs.len() == 1 { "" } else { "s" },
+                self.differs.join("; ")
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::testutil::game;
+    use crate::record::GameResult;
+
+    const AFTER: &str = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R";
+
+    #[test]
+    fn the_same_position_agrees_in_any_orientation() {
+        let g = game(&["e4", "e5", "Nf3", "Nc6"], GameResult::Unknown);
+        let c = check_placement(&g, AFTER, "end.jpg");
+        assert!(c.agrees && !c.turned && c.differs.is_empty() && c.plies.is_empty());
+        assert!(c.note().contains("confirmed"));
+        // the photo read with Black at the bottom: turned back
+        let upside = placement(&crate::board::turned(&parse_placement(AFTER).unwrap()));
+        let c = check_placement(&g, &upside, "end.jpg");
+        assert!(c.agrees && c.turned);
+    }
+
+    #[test]
+    fn a_difference_names_its_squares_and_the_plies_that_touched_them() {
+        let g = game(&["e4", "e5", "Nf3", "Nc6"], GameResult::Unknown);
+        // the photo has the black knight on f6 instead of c6 (2... Nf6 on the board)
+        let photo = "rnbqkb1r/pppp1ppp/5n2/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R";
+        let c = check_placement(&g, photo, "end.jpg");
+        assert!(!c.agrees);
+        assert_eq!(c.agreeing_squares, 60);
+        assert_eq!(c.plies, vec![4]);
+        assert!(
+            c.differs.iter().any(|d| d == "c6: game n, photo -"),
+            "{:?}",
+            c.differs
+        );
+        assert!(c.note().contains("plies to check: 4"));
+    }
+
+    #[test]
+    fn castling_touches_the_rook_squares() {
+        let g = game(
+            &["e4", "e5", "Nf3", "Nc6", "Bc4", "Bc5", "O-O"],
+            GameResult::Unknown,
+        );
+        // the photo has the rook still on h1 and nothing on f1
+        let photo = "r1bqk1nr/pppp1ppp/2n5/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQ1K1R";
+        let c = check_placement(&g, photo, "end.jpg");
+        assert!(c.plies.contains(&7), "{:?} {:?}", c.plies, c.differs);
+    }
+}
