@@ -752,6 +752,26 @@ pub fn turned<T: Copy>(g: &[[T; 8]; 8]) -> [[T; 8]; 8] {
     out
 }
 
+/// The grid turned a quarter (clockwise as displayed; with [`turned`] it gives the other).
+pub fn quarter_turn<T: Copy>(g: &[[T; 8]; 8]) -> [[T; 8]; 8] {
+    let mut out = *g;
+    for (r, row) in g.iter().enumerate() {
+        for (c, v) in row.iter().enumerate() {
+            out[c][7 - r] = *v;
+        }
+    }
+    out
+}
+
+/// How many of the 64 squares two grids agree on.
+pub fn agreeing_squares(a: &Grid, b: &Grid) -> usize {
+    a.iter()
+        .flatten()
+        .zip(b.iter().flatten())
+        .filter(|(x, y)| x == y)
+        .count()
+}
+
 /// Which side is at the bottom, from where the pawns and kings stand: White's on the lower
 /// half and Black's on the upper half count for White at the bottom, the reverse for Black.
 /// A tie (e.g. no pawns, kings on the middle rows) reads as White at the bottom.

@@ -16,7 +16,7 @@ use std::time::Instant;
 use anyhow::Context;
 use serde::Serialize;
 
-use crate::board::{self, turned, BoardConfig, Grid};
+use crate::board::{self, agreeing_squares, quarter_turn, turned, BoardConfig};
 
 /// One image's outcome.
 #[derive(Debug, Clone, Serialize)]
@@ -103,14 +103,6 @@ pub fn run(dir: &Path, cfg: &BoardConfig) -> anyhow::Result<BoardsReport> {
     Ok(report(outcomes))
 }
 
-fn matches(a: &Grid, b: &Grid) -> usize {
-    a.iter()
-        .flatten()
-        .zip(b.iter().flatten())
-        .filter(|(x, y)| x == y)
-        .count()
-}
-
 fn one(img: &Path, label: &Path, cfg: &BoardConfig) -> anyhow::Result<BoardOutcome> {
     let text =
         std::fs::read_to_string(label).with_context(|| format!("reading {}", label.display()))?;
@@ -148,13 +140,13 @@ fn one(img: &Path, label: &Path, cfg: &BoardConfig) -> anyhow::Result<BoardOutco
             } else {
                 board::parse_placement(&r.placement).unwrap_or(r.grid)
             };
-            o.right = matches(&got, &want);
+            o.right = agreeing_squares(&got, &want);
             let left = quarter_turn(&got);
             o.right_any_orientation = o
                 .right
-                .max(matches(&turned(&got), &want))
-                .max(matches(&left, &want))
-                .max(matches(&turned(&left), &want));
+                .max(agreeing_squares(&turned(&got), &want))
+                .max(agreeing_squares(&left, &want))
+                .max(agreeing_squares(&turned(&left), &want));
             o.read = Some(board::placement(&got));
             o.confidence = Some(r.confidence);
             o.flags = r.flags;
@@ -198,17 +190,6 @@ fn corner_error(found: &[[f32; 2]; 4], truth: &[[f64; 2]; 4]) -> f64 {
         }
     }
     best / side.max(1e-9)
-}
-
-/// The grid turned a quarter (any direction: with [`turned`] it gives the other).
-fn quarter_turn(g: &Grid) -> Grid {
-    let mut out = *g;
-    for (r, row) in g.iter().enumerate() {
-        for (c, v) in row.iter().enumerate() {
-            out[c][7 - r] = *v;
-        }
-    }
-    out
 }
 
 /// Writes the piece model's training crops: for each render of a physical set in `dir`

@@ -13,7 +13,7 @@
 use serde::Serialize;
 use shakmaty::{Move, Position, Square};
 
-use crate::board::{parse_placement, placement, BoardReading, Grid};
+use crate::board::{agreeing_squares, parse_placement, placement, quarter_turn, BoardReading};
 use crate::record::Game;
 
 /// What the photo says about the game read from the sheet.
@@ -60,11 +60,11 @@ pub fn check_placement(game: &Game, photo_placement: &str, file: &str) -> FinalB
     let photo_grid = parse_placement(photo_placement).unwrap_or([[None; 8]; 8]);
     // The four ways the photo could have been turned; the reading's own first, so a tie
     // keeps it.
-    let mut best = (photo_grid, agreeing(&photo_grid, &game_grid), false);
+    let mut best = (photo_grid, agreeing_squares(&photo_grid, &game_grid), false);
     let mut g = photo_grid;
     for _ in 0..3 {
-        g = quarter(&g);
-        let n = agreeing(&g, &game_grid);
+        g = quarter_turn(&g);
+        let n = agreeing_squares(&g, &game_grid);
         if n > best.1 {
             best = (g, n, true);
         }
@@ -117,25 +117,6 @@ fn squares_of(mv: &Move, turn: shakmaty::Color) -> Vec<Square> {
         _ => {}
     }
     v
-}
-
-fn agreeing(a: &Grid, b: &Grid) -> usize {
-    a.iter()
-        .flatten()
-        .zip(b.iter().flatten())
-        .filter(|(x, y)| x == y)
-        .count()
-}
-
-/// The grid turned a quarter.
-fn quarter(g: &Grid) -> Grid {
-    let mut out = *g;
-    for (r, row) in g.iter().enumerate() {
-        for (c, v) in row.iter().enumerate() {
-            out[c][7 - r] = *v;
-        }
-    }
-    out
 }
 
 impl FinalBoardCheck {
