@@ -730,6 +730,45 @@ mod tests {
         assert!(convex_quads(&square, 10_000_000.0).is_empty());
     }
 
+    /// A flat board drawn with a1 dark at the bottom left: its frame's a1 squares are the
+    /// darker ones; seen through the frame turned a quarter, they are the lighter.
+    #[test]
+    fn colour_parity_finds_the_dark_corner() {
+        let sq = 20u32;
+        let img = RgbImage::from_fn(8 * sq, 8 * sq, |x, y| {
+            let (file, rank) = (x / sq, 7 - y / sq);
+            let v = if (file + rank) % 2 == 0 { 60 } else { 220 };
+            image::Rgb([v, v, v])
+        });
+        let s = (8 * sq) as f32;
+        let h = Homography::from_corners(&[[0.0, s], [s, s], [s, 0.0], [0.0, 0.0]]).unwrap();
+        assert!(colour_parity(&img, &h) > 0.5);
+        // the same board named from h1: its "a1" squares are light
+        let turned = Homography::from_corners(&[[s, s], [s, 0.0], [0.0, 0.0], [0.0, s]]).unwrap();
+        assert!(colour_parity(&img, &turned) < -0.5);
+    }
+
+    /// Crops of boxes inside, across and outside the image come back at the model's size
+    /// with the image's own values (edge repeated outside), never a panic.
+    #[test]
+    fn crops_of_any_box() {
+        let img = RgbImage::from_fn(50, 40, |x, _| image::Rgb([(x * 5) as u8, 100, 200]));
+        let (w, h) = (PIECE_W as usize, PIECE_H as usize);
+        for b in [
+            [0.0, 0.0, 50.0, 40.0],
+            [-30.0, -10.0, 10.0, 400.0],
+            [60.0, 50.0, 61.0, 51.0],
+        ] {
+            let mut out = vec![-1.0f32; 3 * w * h];
+            crop_into(&img, b, w, h, &mut out);
+            assert!(out.iter().all(|v| (0.0..=1.0).contains(v)), "{b:?}");
+            // green and blue planes are constant in the image
+            assert!(out[w * h..2 * w * h]
+                .iter()
+                .all(|v| (v - 100.0 / 255.0).abs() < 1e-4));
+        }
+    }
+
     #[test]
     fn parity_and_pawns_pick_the_orientation() {
         use crate::board::{class_of_piece, parse_placement};
