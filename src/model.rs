@@ -138,11 +138,9 @@ impl CellModel {
     /// rebuild, `HAMLE_CELL_MODEL=PATH` loads that ONNX file instead.
     pub fn get() -> Result<&'static CellModel, String> {
         CELL_MODEL
-            .get_or_init(|| match std::env::var_os("HAMLE_CELL_MODEL") {
-                Some(path) => std::fs::read(&path)
-                    .map_err(|e| format!("{}: {e}", path.to_string_lossy()))
-                    .and_then(|b| CellModel::from_bytes(&b).map_err(|e| format!("{e:#}"))),
-                None => CellModel::from_bytes(CELL_ONNX).map_err(|e| format!("{e:#}")),
+            .get_or_init(|| {
+                let shape = [1, 1, CELL_H as usize, CELL_W as usize];
+                load_env_or("HAMLE_CELL_MODEL", CELL_ONNX, shape).map(|plan| CellModel { plan })
             })
             .as_ref()
             .map_err(|e| format!("cannot load the cell model: {e}"))

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use image::imageops::FilterType;
-use image::{DynamicImage, GrayImage, Luma, RgbImage};
+use image::{DynamicImage, GrayImage, ImageBuffer, Luma, Pixel, RgbImage};
 use imageproc::geometric_transformations::{rotate_about_center, warp, Interpolation, Projection};
 
 /// Why an image could not be used.
@@ -45,13 +45,17 @@ pub const MAX_IMAGE_BYTES: u64 = 768 * 1024 * 1024;
 ///
 /// [`VisionError::Decode`] or [`VisionError::TooLarge`].
 pub fn load_gray(path: &Path) -> Result<(GrayImage, f32), VisionError> {
-    let img = decode(path)?;
-    Ok(if img.color().has_alpha() {
+    Ok(gray_of(decode(path)?))
+}
+
+/// Grey levels of a decoded image, scaled to [`MAX_SIDE`] (see [`load_gray`]).
+pub fn gray_of(img: DynamicImage) -> (GrayImage, f32) {
+    if img.color().has_alpha() {
         to_gray_scaled(&img)
     } else {
         // Owned and opaque: grey levels without another copy of a possibly huge page.
         scaled(img.into_luma8())
-    })
+    }
 }
 
 /// Loads an image in colour (transparent parts over white), scaled down so its longer side
@@ -62,7 +66,12 @@ pub fn load_gray(path: &Path) -> Result<(GrayImage, f32), VisionError> {
 ///
 /// [`VisionError::Decode`] or [`VisionError::TooLarge`].
 pub fn load_rgb(path: &Path, max_side: u32) -> Result<(RgbImage, f32), VisionError> {
-    let img = decode(path)?;
+    Ok(rgb_of(decode(path)?, max_side))
+}
+
+/// Colour of a decoded image, transparent parts over white, scaled so its longer side is at
+/// most `max_side` (see [`load_rgb`]).
+pub fn rgb_of(img: DynamicImage, max_side: u32) -> (RgbImage, f32) {
     let rgb = if img.color().has_alpha() {
         let a = img.to_rgba8();
         let mut out = RgbImage::new(a.width(), a.height());
@@ -76,19 +85,15 @@ pub fn load_rgb(path: &Path, max_side: u32) -> Result<(RgbImage, f32), VisionErr
     } else {
         img.into_rgb8()
     };
-    let side = rgb.width().max(rgb.height());
-    if side > max_side {
-        let s = max_side as f32 / side as f32;
-        let w = ((rgb.width() as f32 * s).round() as u32).max(1);
-        let h = ((rgb.height() as f32 * s).round() as u32).max(1);
-        Ok((image::imageops::resize(&rgb, w, h, FilterType::Triangle), s))
-    } else {
-        Ok((rgb, 1.0))
-    }
+    scaled_to(rgb, max_side)
 }
 
 /// Decodes an image file within the size limits (see [`load_gray`]).
-fn decode(path: &Path) -> Result<DynamicImage, VisionError> {
+///
+/// # Errors
+///
+/// [`VisionError::Decode`] or [`VisionError::TooLarge`].
+pub fn decode(path: &Path) -> Result<DynamicImage, VisionError> {
     let err = |e: &dyn std::fmt::Display| VisionError::Decode(format!("{}: {e}", path.display()));
     let mut reader = image::ImageReader::open(path)
         .map_err(|e| err(&e))?
@@ -141,14 +146,23 @@ pub fn to_gray_scaled(img: &DynamicImage) -> (GrayImage, f32) {
 
 /// `g` scaled down so its longer side is at most [`MAX_SIDE`], and the scale applied.
 pub fn scaled(g: GrayImage) -> (GrayImage, f32) {
-    let side = g.width().max(g.height());
-    if side > MAX_SIDE {
-        let s = MAX_SIDE as f32 / side as f32;
-        let w = ((g.width() as f32 * s).round() as u32).max(1);
-        let h = ((g.height() as f32 * s).round() as u32).max(1);
-        (image::imageops::resize(&g, w, h, FilterType::Triangle), s)
+    scaled_to(g, MAX_SIDE)
+}
+
+/// `img` scaled down (triangle filter) so its longer side is at most `max_side`, and the
+/// scale applied (1 when it already fits).
+fn scaled_to<P>(img: ImageBuffer<P, Vec<u8>>, max_side: u32) -> (ImageBuffer<P, Vec<u8>>, f32)
+where
+    P: Pixel<Subpixel = u8> + 'static,
+{
+    let side = img.width().max(img.height());
+    if side > max_side {
+        let s = max_side as f32 / side as f32;
+        let w = ((img.width() as f32 * s).round() as u32).max(1);
+        let h = ((img.height() as f32 * s).round() as u32).max(1);
+        (image::imageops::resize(&img, w, h, FilterType::Triangle), s)
     } else {
-        (g, 1.0)
+        (img, 1.0)
     }
 }
 

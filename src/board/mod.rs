@@ -197,27 +197,41 @@ impl BoardReading {
 ///
 /// The file cannot be decoded, holds no board, or a model fails.
 pub fn read_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
-    match cfg.kind {
-        BoardKind::Physical => physical::read_file(path, cfg),
-        BoardKind::Diagram => read_diagram_file(path, cfg),
-        BoardKind::Auto => match read_diagram_file(path, cfg) {
-            Err(BoardError::Locate(LocateError::NoBoard { .. })) => physical::read_file(path, cfg),
+    let t0 = Instant::now();
+    // Decoded once: `auto` may need it twice, grey for a diagram and in colour for a set.
+    let img = vision::decode(path).map_err(BoardError::Decode)?;
+    let mut r = match cfg.kind {
+        BoardKind::Physical => physical::read_image(img, cfg),
+        BoardKind::Diagram => read_diagram(img, cfg),
+        BoardKind::Auto => match read_scaled_gray(vision::to_gray_scaled(&img), cfg) {
+            Err(BoardError::Locate(LocateError::NoBoard { .. })) => physical::read_image(img, cfg),
             r => r,
         },
-    }
+    }?;
+    r.seconds = t0.elapsed().as_secs_f64();
+    Ok(r)
 }
 
-/// Reads the board in a diagram image file (see [`read_gray`]).
+/// Reads the board in a decoded diagram image (see [`read_gray`]), corners in the image's
+/// own pixels.
 ///
 /// # Errors
 ///
-/// The image does not decode, no board is found, or the model fails.
-pub fn read_diagram_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
-    let t0 = Instant::now();
-    let (gray, scale) = vision::load_gray(path).map_err(BoardError::Decode)?;
+/// No board is found, or the model fails.
+pub fn read_diagram(
+    img: image::DynamicImage,
+    cfg: &BoardConfig,
+) -> Result<BoardReading, BoardError> {
+    read_scaled_gray(vision::gray_of(img), cfg)
+}
+
+/// [`read_gray`] on a scaled grey image, corners taken back to the unscaled pixels.
+fn read_scaled_gray(
+    (gray, scale): (GrayImage, f32),
+    cfg: &BoardConfig,
+) -> Result<BoardReading, BoardError> {
     let mut r = read_gray(&gray, cfg)?;
     r.unscale(scale);
-    r.seconds = t0.elapsed().as_secs_f64();
     Ok(r)
 }
 

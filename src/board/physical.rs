@@ -24,7 +24,7 @@ use image::imageops::FilterType;
 use image::RgbImage;
 use shakmaty::{Color, Role};
 
-use super::pose::{square_box, Camera, Homography};
+use super::pose::{square_box, Camera, Homography, BOARD_CORNERS};
 use super::{
     canonical_rc, classes, finish, BoardConfig, BoardError, BoardReading, Grid, LocateError,
     Located, Orientation,
@@ -73,10 +73,22 @@ pub struct Lattice {
 /// The image does not decode, no board is found, or a model fails.
 pub fn read_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
     let t0 = Instant::now();
-    let (img, scale) = vision::load_rgb(path, WORK_SIDE).map_err(BoardError::Decode)?;
-    let mut r = read_rgb(&img, cfg)?;
-    r.unscale(scale);
+    let img = vision::decode(path).map_err(BoardError::Decode)?;
+    let mut r = read_image(img, cfg)?;
     r.seconds = t0.elapsed().as_secs_f64();
+    Ok(r)
+}
+
+/// Reads the position in a decoded photo (scaled to [`WORK_SIDE`] for the reading), corners
+/// in the photo's own pixels.
+///
+/// # Errors
+///
+/// No board is found, or a model fails.
+pub fn read_image(img: image::DynamicImage, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
+    let (rgb, scale) = vision::rgb_of(img, WORK_SIDE);
+    let mut r = read_rgb(&rgb, cfg)?;
+    r.unscale(scale);
     Ok(r)
 }
 
@@ -303,10 +315,7 @@ pub fn find_lattice(img: &RgbImage) -> Result<Lattice, BoardError> {
         )));
     }
     let mut corners_out = [[0.0f32; 2]; 4];
-    for (o, b) in corners_out
-        .iter_mut()
-        .zip([[0.0, 0.0], [8.0, 0.0], [8.0, 8.0], [0.0, 8.0]])
-    {
+    for (o, b) in corners_out.iter_mut().zip(BOARD_CORNERS) {
         let [x, y] = h
             .apply(b)
             .ok_or_else(|| no("the fitted lattice leaves the image".into()))?;
@@ -359,10 +368,7 @@ fn plausible(h: &Homography) -> bool {
         y: 0.0,
         p: 0.0,
     }; 4];
-    for (o, b) in q
-        .iter_mut()
-        .zip([[0.0, 0.0], [8.0, 0.0], [8.0, 8.0], [0.0, 8.0]])
-    {
+    for (o, b) in q.iter_mut().zip(BOARD_CORNERS) {
         let Some([x, y]) = h.apply(b) else {
             return false;
         };
@@ -518,7 +524,7 @@ pub fn fit_homography(pairs: &[PointPair]) -> Option<Homography> {
     }
     // Through four of the pairs' board points again, so the sign and norm conventions of
     // `Homography::from_points` hold.
-    let src = [[0.0, 0.0], [8.0, 0.0], [8.0, 8.0], [0.0, 8.0]];
+    let src = BOARD_CORNERS;
     let mut dst = [[0.0; 2]; 4];
     for (d, s) in dst.iter_mut().zip(src) {
         let w = m[2][0] * s[0] + m[2][1] * s[1] + m[2][2];

@@ -54,7 +54,7 @@ pub const MIN_FOCAL: f64 = 0.3;
 pub const MAX_FOCAL: f64 = 5.0;
 
 /// The board's outer corners a1, h1, h8, a8 in board coordinates.
-const BOARD_CORNERS: [[f64; 2]; 4] = [[0.0, 0.0], [8.0, 0.0], [8.0, 8.0], [0.0, 8.0]];
+pub const BOARD_CORNERS: [[f64; 2]; 4] = [[0.0, 0.0], [8.0, 0.0], [8.0, 8.0], [0.0, 8.0]];
 /// The board's centre in board coordinates.
 const BOARD_CENTRE: [f64; 2] = [4.0, 4.0];
 /// Relative size under which a homogeneous coordinate, determinant or area counts as zero.

@@ -166,16 +166,21 @@ fn true_corners(img: &Path) -> Option<[[f64; 2]; 4]> {
     serde_json::from_value(v.get("corners")?.clone()).ok()
 }
 
-/// The largest corner distance, in squares, under the best pairing (4 rotations × 2
-/// directions) of found and true corners.
-fn corner_error(found: &[[f32; 2]; 4], truth: &[[f64; 2]; 4]) -> f64 {
-    let side = (0..4)
+/// One square's side in pixels, roughly: the board outline's mean side / 8.
+fn square_side(corners: &[[f64; 2]; 4]) -> f64 {
+    (0..4)
         .map(|i| {
-            let (a, b) = (truth[i], truth[(i + 1) % 4]);
+            let (a, b) = (corners[i], corners[(i + 1) % 4]);
             (a[0] - b[0]).hypot(a[1] - b[1])
         })
         .sum::<f64>()
-        / 32.0;
+        / 32.0
+}
+
+/// The largest corner distance, in squares, under the best pairing (4 rotations × 2
+/// directions) of found and true corners.
+fn corner_error(found: &[[f32; 2]; 4], truth: &[[f64; 2]; 4]) -> f64 {
+    let side = square_side(truth);
     let mut best = f64::INFINITY;
     for k in 0..4 {
         for dir in [1usize, 3] {
@@ -229,26 +234,15 @@ pub fn dump_pieces(
     let mut n = 0;
     for (img_path, fen_path) in pairs {
         let json_path = img_path.with_extension("json");
-        let Ok(text) = std::fs::read_to_string(&json_path) else {
+        if !json_path.exists() {
             continue;
-        };
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .with_context(|| format!("{}: not JSON", json_path.display()))?;
-        let corners: Vec<[f64; 2]> = serde_json::from_value(v["corners"].clone())
-            .with_context(|| format!("{}: no corners", json_path.display()))?;
-        anyhow::ensure!(corners.len() == 4, "{}: 4 corners", json_path.display());
+        }
+        let corners = true_corners(&img_path)
+            .with_context(|| format!("{}: no 4 corners", json_path.display()))?;
         let (img, scale) =
             crate::vision::load_rgb(&img_path, WORK_SIDE).map_err(|e| anyhow::anyhow!("{e}"))?;
         let fen = std::fs::read_to_string(&fen_path)?;
-        // one square in pixels, roughly: the board's mean side / 8
-        let side = (0..4)
-            .map(|i| {
-                let (a, b) = (corners[i], corners[(i + 1) % 4]);
-                (a[0] - b[0]).hypot(a[1] - b[1])
-            })
-            .sum::<f64>()
-            / 32.0
-            * f64::from(scale);
+        let side = square_side(&corners) * f64::from(scale);
         let stem = img_path
             .file_stem()
             .and_then(|s| s.to_str())
