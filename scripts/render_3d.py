@@ -621,6 +621,9 @@ def main():
     ap.add_argument("--set", help="only this piece set (to look at it)")
     ap.add_argument("--no-denoise", action="store_true")
     ap.add_argument("--start", type=int, default=0, help="first scene (to resume or shard)")
+    ap.add_argument("--fens", help="file of `NAME FEN` lines: render these positions, one view "
+                    "each, as NAME.jpg (e.g. games' final positions for hamle eval sheets "
+                    "--final-boards); --n and --views are then ignored")
     args = ap.parse_args(sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else None)
     global FORCE_SET
     FORCE_SET = args.set
@@ -629,12 +632,21 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(args.seed)
-    fens = positions(rng, args.n)
+    names = None
+    if args.fens:
+        pairs = [ln.split(None, 1) for ln in Path(args.fens).read_text().splitlines() if ln.strip()]
+        names = [a for a, _ in pairs]
+        fens = [b.split()[0] for _, b in pairs]
+        args.n, args.views = len(fens), 1
+    else:
+        fens = positions(rng, args.n)
     cache = {}
     for i in range(args.start, args.n):
         srng = random.Random(args.seed * 1_000_003 + i)
         name0 = f"{args.split}-{args.seed}-{i:05d}"
-        if all((out / f"{name0}-{v}.json").exists() for v in range(args.views)):
+        if names is None and all((out / f"{name0}-{v}.json").exists() for v in range(args.views)):
+            continue
+        if names is not None and (out / f"{names[i]}.json").exists():
             continue
         meta, border = build_scene(srng, args.split, Path(args.meshes), cache, fens[i])
         scene = bpy.context.scene
@@ -651,7 +663,7 @@ def main():
         scene.render.threads = args.threads
         scene.render.image_settings.file_format = "JPEG"
         for v in range(args.views):
-            name = f"{name0}-{v}"
+            name = f"{name0}-{v}" if names is None else names[i]
             w, h = srng.choice([(512, 384), (384, 512), (480, 480), (576, 324)])
             scene.render.resolution_x, scene.render.resolution_y = w, h
             scene.render.resolution_percentage = 100

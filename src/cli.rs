@@ -239,6 +239,11 @@ pub struct SheetsEvalArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Folder of photos of each game's final position (`NAME.jpg|png` for the sheet
+    /// `NAME`): each sheet is read with its photo, as `hamle sheet --final-board` does.
+    #[arg(long, value_name = "DIR")]
+    pub final_boards: Option<PathBuf>,
+
     /// Scale of the recognizer's log-likelihoods in the engine (default: the pipeline's).
     #[arg(long, hide = true)]
     pub ctc_weight: Option<f32>,
@@ -631,10 +636,23 @@ fn sheet(args: &SheetArgs) -> anyhow::Result<ExitCode> {
     if args.final_board.is_some() && args.images.len() != 1 {
         bail!("--final-board is the photo of one game's last position: give exactly one IMAGE with it");
     }
-    let cfg = sheet_config(args.lang, args.beam);
+    let mut cfg = sheet_config(args.lang, args.beam);
+    let mut photo_failed = None;
+    if let Some(photo) = &args.final_board {
+        let pname = photo.display().to_string();
+        match hamle::board::read_file(photo, &hamle::board::BoardConfig::default()) {
+            Ok(b) => cfg.final_board = Some((b, pname)),
+            Err(err) => {
+                message(&format!("{pname}: {err}"));
+                photo_failed = Some(format!(
+                    "the final-board photo {pname} could not be read: {err}"
+                ));
+            }
+        }
+    }
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let mut failed = false;
+    let mut failed = photo_failed.is_some();
     for path in &args.images {
         let name = path.display().to_string();
         if let Some(dir) = &args.dump_cells {
@@ -650,27 +668,12 @@ fn sheet(args: &SheetArgs) -> anyhow::Result<ExitCode> {
         };
         match read {
             Ok(mut r) => {
-                let mut check = None;
-                if let Some(photo) = &args.final_board {
-                    let pname = photo.display().to_string();
-                    match hamle::board::read_file(photo, &hamle::board::BoardConfig::default()) {
-                        Ok(b) => {
-                            let c = hamle::sheet::final_board::check(&r.game, &b, &pname);
-                            r.game.notes.push(c.note());
-                            check = Some(c);
-                        }
-                        Err(err) => {
-                            message(&format!("{pname}: {err}"));
-                            r.game.notes.push(format!(
-                                "the final-board photo {pname} could not be read: {err}"
-                            ));
-                            failed = true;
-                        }
-                    }
+                if let Some(note) = &photo_failed {
+                    r.game.notes.push(note.clone());
                 }
                 if args.format == Format::Json {
                     let mut v = hamle::output::json::sheet_value(&r, &name)?;
-                    if let (Some(c), Some(o)) = (check, v.as_object_mut()) {
+                    if let (Some(c), Some(o)) = (&r.final_board, v.as_object_mut()) {
                         o.insert("final_board".into(), serde_json::to_value(c)?);
                     }
                     let line = serde_json::to_string(&v)?;
@@ -737,7 +740,12 @@ fn eval_sheets(args: &SheetsEvalArgs) -> anyhow::Result<ExitCode> {
     if let Some(z) = args.zoom_unsure {
         cfg.zoom_unsure = z;
     }
-    let report = hamle::eval::sheets::run(&args.dir, &cfg, !args.no_second)?;
+    let report = hamle::eval::sheets::run(
+        &args.dir,
+        &cfg,
+        !args.no_second,
+        args.final_boards.as_deref(),
+    )?;
     print_report(&report, args.json)
 }
 

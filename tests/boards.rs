@@ -341,6 +341,34 @@ fn bundled_photo_of_a_set() {
     assert_eq!(a["placement"], v["placement"]);
 }
 
+/// `hamle sheet --final-board` with a diagram of the game's own final position
+/// (`scripts/final_boards.py samples --diagrams`): confirmed, nothing changed.
+#[test]
+fn final_board_check_confirms_the_same_position() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let sheet = dir.join("sheet-tr.jpg");
+    let photo = dir.join("sheet-tr-final.png");
+    let o = hamle(&[
+        "sheet",
+        sheet.to_str().unwrap(),
+        "--final-board",
+        photo.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let fb = &v["final_board"];
+    assert_eq!(fb["agrees"], true, "{fb}");
+    assert_eq!(fb["agreeing_squares"], 64);
+    assert!(fb["changed"].as_array().unwrap().is_empty());
+    assert!(v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("confirmed by the photo")));
+}
+
 /// `hamle sheet --final-board`: a game checked against a photo of another position is
 /// flagged, with the squares that differ, in a note and in the JSON.
 #[test]

@@ -322,6 +322,59 @@ pub struct DecodeConfig {
     pub costs: Costs,
     /// Most tokens read as one game.
     pub max_tokens: usize,
+    /// A position the game is known to end in (a photo of the final board): readings that
+    /// end elsewhere pay for each square that differs.
+    pub final_target: Option<FinalTarget>,
+}
+
+/// The position a game ended in, as a photo of the board read it (issue #6): per square,
+/// the piece seen and what a game ending with something else on that square costs.
+///
+/// The decoder adds [`FinalTarget::cost`] of each final hypothesis's last position to its
+/// cost, so of readings of the text that are nearly as likely, the one that ends in the
+/// photographed position wins, and the plies where they differ lose confidence when it
+/// does not. Squares the photo misread cost every hypothesis alike and change nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FinalTarget {
+    /// Indexed by [`shakmaty::Square`] (a1 = 0 … h8 = 63).
+    pub squares: [(Option<shakmaty::Piece>, f32); 64],
+}
+
+impl FinalTarget {
+    /// Most one differing square costs, however sure the photo is.
+    pub const SQUARE_CAP: f32 = 5.0;
+
+    /// A target from a photo's reading: each square's piece and the (calibrated) confidence
+    /// of its reading. A square differing costs the log-odds of the reading,
+    /// `ln(c / (1 - c))`, between 0 and [`FinalTarget::SQUARE_CAP`]: a square read at 0.99
+    /// costs 4.6 nats, one read at 0.9 costs 2.2, one read at 0.5 or less nothing.
+    pub fn from_reading(squares: [(Option<shakmaty::Piece>, f32); 64]) -> FinalTarget {
+        let mut out = [(None, 0.0f32); 64];
+        for (o, (piece, conf)) in out.iter_mut().zip(squares) {
+            let c = conf.clamp(1e-3, 0.999);
+            *o = (piece, (c / (1.0 - c)).ln().clamp(0.0, Self::SQUARE_CAP));
+        }
+        FinalTarget { squares: out }
+    }
+
+    /// What ending in `board` costs: the sum over squares that differ from the photo.
+    pub fn cost(&self, board: &shakmaty::Board) -> f32 {
+        shakmaty::Square::ALL
+            .iter()
+            .zip(&self.squares)
+            .filter(|(sq, (piece, _))| board.piece_at(**sq) != *piece)
+            .map(|(_, (_, c))| *c)
+            .sum()
+    }
+
+    /// The squares where `board` differs from the photo.
+    pub fn differing(&self, board: &shakmaty::Board) -> usize {
+        shakmaty::Square::ALL
+            .iter()
+            .zip(&self.squares)
+            .filter(|(sq, (piece, _))| board.piece_at(**sq) != *piece)
+            .count()
+    }
 }
 
 impl Default for DecodeConfig {
@@ -331,6 +384,7 @@ impl Default for DecodeConfig {
             beam: 192,
             costs: Costs::default(),
             max_tokens: 4000,
+            final_target: None,
         }
     }
 }
@@ -494,6 +548,16 @@ pub fn search_vs_truth(
     Some((found_cost, true_cost, lost.flatten()))
 }
 
+/// The position after a path's plies, up to its first ply without a move.
+fn final_position(start: &Chess, path: &engine::Path) -> Chess {
+    let mut pos = start.clone();
+    for p in &path.plies {
+        let Some(m) = p.mv else { break };
+        pos.play_unchecked(m);
+    }
+    pos
+}
+
 /// The engine's input items for a lexed game.
 fn text_items(g: &LexedGame) -> Vec<Item<TextReading>> {
     g.tokens
@@ -570,16 +634,47 @@ pub fn decode<S: Scorer>(
     lang: &'static Lang,
 ) -> (f32, Game) {
     let start = Chess::default();
-    let mut search = match engine::clean_path(items, scorer, &start, cfg.costs.clean_margin) {
-        Some(path) => engine::Search { paths: vec![path] },
-        None => engine::search(items, scorer, &cfg.costs, cfg.beam, &start),
+    // With a final position to reach, a clean reading that does not end there is searched
+    // like any other.
+    let clean = engine::clean_path(items, scorer, &start, cfg.costs.clean_margin).filter(|p| {
+        cfg.final_target
+            .as_ref()
+            .is_none_or(|t| t.differing(final_position(&start, p).board()) == 0)
+    });
+    // A photo can pick a reading the text alone ranks low: more of each reading's moves
+    // are kept.
+    let widened;
+    let costs = if cfg.final_target.is_some() {
+        widened = Costs {
+            max_children: cfg.costs.max_children.max(8),
+            ..cfg.costs.clone()
+        };
+        &widened
+    } else {
+        &cfg.costs
     };
+    let mut search = match clean {
+        Some(path) => engine::Search { paths: vec![path] },
+        None => engine::search(items, scorer, costs, cfg.beam, &start),
+    };
+    let aim = |mut search: engine::Search| {
+        if let Some(t) = &cfg.final_target {
+            for p in &mut search.paths {
+                p.cost += t.cost(final_position(&start, p).board());
+            }
+            search.paths.sort_by(|a, b| a.cost.total_cmp(&b.cost));
+        }
+        search
+    };
+    search = aim(search);
     if let Some(forced) = search
         .paths
         .first()
         .and_then(|b| refine_hidden(items, scorer, cfg, &start, b))
     {
-        let again = engine::search_forced(items, scorer, &cfg.costs, cfg.beam, &start, &forced);
+        let again = aim(engine::search_forced(
+            items, scorer, costs, cfg.beam, &start, &forced,
+        ));
         if again.paths.first().is_some_and(|a| {
             search
                 .paths
@@ -980,6 +1075,69 @@ mod tests {
         let mut v = repair_text(text, cfg).unwrap();
         assert_eq!(v.len(), 1);
         v.remove(0)
+    }
+
+    /// A photo of the position after `sans`, every square read at `conf`.
+    fn photo_after(sans: &[&str], conf: f32) -> FinalTarget {
+        let mut pos = Chess::default();
+        for san in sans {
+            let m = san
+                .parse::<shakmaty::san::San>()
+                .unwrap()
+                .to_move(&pos)
+                .unwrap();
+            pos.play_unchecked(m);
+        }
+        let mut squares = [(None, 0.0f32); 64];
+        for sq in shakmaty::Square::ALL {
+            squares[usize::from(sq)] = (pos.board().piece_at(sq), conf);
+        }
+        FinalTarget::from_reading(squares)
+    }
+
+    #[test]
+    fn a_final_position_decides_between_readings_the_text_leaves_open() {
+        // `A3`: a knight to the third rank, Na3, Nc3, Nf3 or Nh3 alike.
+        let text = "1. e4 e5 2. A3";
+        let last = |cfg: &DecodeConfig| {
+            let g = one(text, cfg);
+            assert_eq!(g.plies.len(), 3);
+            (
+                g.plies[2].san.as_ref().unwrap().to_string(),
+                g.plies[2].confidence,
+            )
+        };
+        let plain = last(&DecodeConfig::default());
+        for want in ["Nh3", "Nc3", "Na3", "Nf3"] {
+            let cfg = DecodeConfig {
+                final_target: Some(photo_after(&["e4", "e5", want], 0.95)),
+                ..Default::default()
+            };
+            let (got, conf) = last(&cfg);
+            assert_eq!(got, want);
+            // the text alone reads `a3` and gives each knight move 0.1
+            assert_ne!(plain.0, want);
+            assert!(conf > 0.3, "{want}: {conf}");
+        }
+    }
+
+    #[test]
+    fn a_final_position_does_not_override_clear_text() {
+        // The photo says Nc3, but the text spells Nf3 exactly and the other moves follow it
+        // (a misread photo, or a sheet that goes on): the text wins; with a photo of 0.6
+        // confidence it costs less than reading the text against itself.
+        let text = "1. e4 e5 2. Af3 Ac6 3. Fb5";
+        let cfg = DecodeConfig {
+            final_target: Some(photo_after(&["e4", "e5", "Nc3", "Nc6", "Bb5"], 0.6)),
+            ..Default::default()
+        };
+        let g = one(text, &cfg);
+        let sans: Vec<String> = g
+            .plies
+            .iter()
+            .map(|p| p.san.as_ref().unwrap().to_string())
+            .collect();
+        assert_eq!(sans, ["e4", "e5", "Nf3", "Nc6", "Bb5"]);
     }
 
     #[test]

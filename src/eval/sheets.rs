@@ -33,6 +33,20 @@ pub struct SheetOutcome {
     /// (status, confidence, right) of each decoded ply that has a label.
     #[serde(skip)]
     pub scored: Vec<(Status, f32, bool)>,
+    /// With `--final-boards`: how the photo of the final position was used.
+    pub final_board: Option<FinalOutcome>,
+}
+
+/// A sheet's final-position photo, in `hamle eval sheets --final-boards`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FinalOutcome {
+    /// Squares of the photo's reading (turned the way that agrees best) that match the true
+    /// final position, of 64; `None` when the photo could not be read.
+    pub photo_right: Option<usize>,
+    /// Whether the game read ends in the photographed position.
+    pub agrees: bool,
+    /// Plies the photo changed in the reading of the sheet.
+    pub changed: usize,
 }
 
 /// The report.
@@ -54,6 +68,12 @@ pub struct SheetsReport {
     pub mean_seconds_per_sheet: f64,
     pub max_seconds_per_sheet: f64,
     pub failures: usize,
+    /// With `--final-boards`: sheets read with a photo, of those the photos read exactly,
+    /// the games read that end in the photographed position, and plies the photos changed.
+    pub final_photos: usize,
+    pub final_photos_exact: usize,
+    pub final_agree: usize,
+    pub final_changed: usize,
     pub outcomes: Vec<SheetOutcome>,
 }
 
@@ -64,7 +84,16 @@ pub fn labelled(dir: &Path) -> anyhow::Result<Vec<(PathBuf, PathBuf)>> {
 
 /// Reads the sheets of `dir` and compares them with their labels; with `pairs`, a sheet's
 /// `NAME.second` copy is read together with it.
-pub fn run(dir: &Path, cfg: &SheetConfig, pairs: bool) -> anyhow::Result<SheetsReport> {
+///
+/// With `final_boards`, a folder holding a photo of each game's final position
+/// (`NAME.jpg|png` for the sheet `NAME`), each sheet is read with its photo
+/// ([`SheetConfig::final_board`]); a sheet without one is read alone.
+pub fn run(
+    dir: &Path,
+    cfg: &SheetConfig,
+    pairs: bool,
+    final_boards: Option<&Path>,
+) -> anyhow::Result<SheetsReport> {
     let sheets = labelled(dir)?;
     if sheets.is_empty() {
         anyhow::bail!(
@@ -75,12 +104,18 @@ pub fn run(dir: &Path, cfg: &SheetConfig, pairs: bool) -> anyhow::Result<SheetsR
     // One sheet per worker; cells inside a sheet also run on rayon.
     let outcomes: Vec<SheetOutcome> = sheets
         .par_iter()
-        .map(|(img, label)| one(img, label, cfg, pairs))
+        .map(|(img, label)| one(img, label, cfg, pairs, final_boards))
         .collect::<anyhow::Result<_>>()?;
     Ok(report(outcomes))
 }
 
-fn one(img: &Path, label: &Path, cfg: &SheetConfig, pairs: bool) -> anyhow::Result<SheetOutcome> {
+fn one(
+    img: &Path,
+    label: &Path,
+    cfg: &SheetConfig,
+    pairs: bool,
+    final_boards: Option<&Path>,
+) -> anyhow::Result<SheetOutcome> {
     let text =
         std::fs::read_to_string(label).with_context(|| format!("reading {}", label.display()))?;
     let (games, _) = super::repair::read_labels(&text, &label.display().to_string());
@@ -95,6 +130,27 @@ fn one(img: &Path, label: &Path, cfg: &SheetConfig, pairs: bool) -> anyhow::Resu
         .iter()
         .map(|ext| img.with_extension(format!("second.{ext}")))
         .find(|p| pairs && p.is_file());
+    // The final-position photo, when a folder of them is given.
+    let photo = final_boards.and_then(|d| {
+        let stem = img.file_stem()?.to_str()?;
+        ["jpg", "png"]
+            .iter()
+            .map(|ext| d.join(format!("{stem}.{ext}")))
+            .find(|p| p.is_file())
+    });
+    let mut cfg = cfg.clone();
+    let mut photo_right = None;
+    let mut photo_failed = false;
+    if let Some(p) = &photo {
+        match crate::board::read_file(p, &crate::board::BoardConfig::default()) {
+            Ok(b) => {
+                photo_right = Some(photo_squares_right(&truth, &b));
+                cfg.final_board = Some((b, p.display().to_string()));
+            }
+            Err(_) => photo_failed = true,
+        }
+    }
+    let cfg = &cfg;
     let t0 = Instant::now();
     let read = match &second {
         Some(s) => sheet::read_pair(img, s, cfg),
@@ -110,9 +166,21 @@ fn one(img: &Path, label: &Path, cfg: &SheetConfig, pairs: bool) -> anyhow::Resu
         error: None,
         first_wrong: None,
         scored: Vec::new(),
+        final_board: photo_failed.then_some(FinalOutcome {
+            photo_right: None,
+            agrees: false,
+            changed: 0,
+        }),
     };
     match read {
         Ok(r) => {
+            if let Some(c) = &r.final_board {
+                o.final_board = Some(FinalOutcome {
+                    photo_right,
+                    agrees: c.agrees,
+                    changed: c.changed.len(),
+                });
+            }
             o.decoded = r.game.plies.len();
             for (i, t) in truth.iter().enumerate() {
                 let p = r.game.plies.get(i);
@@ -133,6 +201,30 @@ fn one(img: &Path, label: &Path, cfg: &SheetConfig, pairs: bool) -> anyhow::Resu
         }
     }
     Ok(o)
+}
+
+/// Squares of a photo's reading that match the true game's final position, the photo
+/// turned the way that agrees best.
+fn photo_squares_right(truth: &[Move], photo: &crate::board::BoardReading) -> usize {
+    use shakmaty::{Chess, Position};
+    let mut pos = Chess::default();
+    for m in truth {
+        if !pos.is_legal(*m) {
+            break;
+        }
+        pos.play_unchecked(*m);
+    }
+    let want = crate::board::parse_placement(&pos.board().to_string());
+    let got = crate::board::parse_placement(&photo.placement);
+    let (Some(want), Some(mut got)) = (want, got) else {
+        return 0;
+    };
+    let mut best = 0;
+    for _ in 0..4 {
+        best = best.max(crate::board::agreeing_squares(&got, &want));
+        got = crate::board::quarter_turn(&got);
+    }
+    best
 }
 
 fn report(outcomes: Vec<SheetOutcome>) -> SheetsReport {
@@ -158,6 +250,10 @@ fn report(outcomes: Vec<SheetOutcome>) -> SheetsReport {
         .map(|b| (b.0 as f64 / n) * (b.1 as f64 / b.0 as f64 - b.2 / b.0 as f64).abs())
         .sum();
     let secs: Vec<f64> = outcomes.iter().map(|o| o.seconds).collect();
+    let finals: Vec<FinalOutcome> = outcomes
+        .iter()
+        .filter_map(|o| o.final_board.clone())
+        .collect();
     SheetsReport {
         sheets: outcomes.len(),
         plies,
@@ -177,6 +273,10 @@ fn report(outcomes: Vec<SheetOutcome>) -> SheetsReport {
         mean_seconds_per_sheet: secs.iter().sum::<f64>() / secs.len().max(1) as f64,
         max_seconds_per_sheet: secs.iter().cloned().fold(0.0, f64::max),
         failures: outcomes.iter().filter(|o| o.error.is_some()).count(),
+        final_photos: finals.len(),
+        final_photos_exact: finals.iter().filter(|f| f.photo_right == Some(64)).count(),
+        final_agree: finals.iter().filter(|f| f.agrees).count(),
+        final_changed: finals.iter().map(|f| f.changed).sum(),
         outcomes,
     }
 }
@@ -231,6 +331,23 @@ impl std::fmt::Display for SheetsReport {
             f,
             "calibration error (ECE, 10 bins): {:.3}   seconds per sheet: mean {:.2}, max {:.2}   layout failures: {}",
             self.ece, self.mean_seconds_per_sheet, self.max_seconds_per_sheet, self.failures
-        )
+        )?;
+        if self.final_photos > 0 {
+            let squares: Vec<usize> = self
+                .outcomes
+                .iter()
+                .filter_map(|o| o.final_board.as_ref()?.photo_right)
+                .collect();
+            writeln!(
+                f,
+                "final-board photos: {} (read exactly {}, squares right {:.1}%)   games ending in the photographed position: {}   plies the photos changed: {}",
+                self.final_photos,
+                self.final_photos_exact,
+                100.0 * squares.iter().sum::<usize>() as f64 / (64 * squares.len()).max(1) as f64,
+                self.final_agree,
+                self.final_changed
+            )?;
+        }
+        Ok(())
     }
 }

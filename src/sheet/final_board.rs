@@ -7,13 +7,18 @@
 //! photo's orientation is taken as the one of the four that agrees best with the game: the
 //! game says where White sat better than the pieces of an endgame do.
 //!
-//! Not yet: the decoder does not search for a reading of the sheet that ends in the
-//! photographed position; the check only confirms or flags.
+//! Where they disagree, [`target`] turns the photo into a [`FinalTarget`] for the decoder,
+//! which then prefers a reading of the sheet that ends in the photographed position
+//! ([`crate::sheet::read_file`] does both when [`crate::sheet::SheetConfig::final_board`]
+//! is set); the plies that reading changed are listed in [`FinalBoardCheck::changed`].
 
 use serde::Serialize;
-use shakmaty::{Move, Position, Square};
+use shakmaty::{Chess, Move, Piece, Position, Square};
 
-use crate::board::{agreeing_squares, parse_placement, placement, quarter_turn, BoardReading};
+use crate::board::{
+    agreeing_squares, parse_placement, placement, quarter_turn, BoardReading, Grid,
+};
+use crate::decode::FinalTarget;
 use crate::record::Game;
 
 /// What the photo says about the game read from the sheet.
@@ -37,6 +42,9 @@ pub struct FinalBoardCheck {
     pub plies: Vec<u32>,
     /// Whether the photo had to be turned from the orientation its reading chose.
     pub turned: bool,
+    /// Plies (1-based) whose move changed when the sheet was read again to end in the
+    /// photographed position; empty when the first reading agreed or nothing changed.
+    pub changed: Vec<u32>,
 }
 
 /// Compares the game's last position with the photographed one.
@@ -44,8 +52,9 @@ pub fn check(game: &Game, photo: &BoardReading, file: &str) -> FinalBoardCheck {
     check_placement(game, &photo.placement, file)
 }
 
-/// [`check`] with the photo's reading as a FEN placement.
-pub fn check_placement(game: &Game, photo_placement: &str, file: &str) -> FinalBoardCheck {
+/// The game's last position (up to its first ply without a legal move) and, per ply, the
+/// squares it touched.
+fn last_position(game: &Game) -> (Chess, Vec<(u32, Vec<Square>)>) {
     let mut pos = game.start.clone();
     let mut touched: Vec<(u32, Vec<Square>)> = Vec::new();
     for p in &game.plies {
@@ -56,20 +65,63 @@ pub fn check_placement(game: &Game, photo_placement: &str, file: &str) -> FinalB
         touched.push((p.ply, squares_of(mv, pos.turn())));
         pos.play_unchecked(*mv);
     }
-    let game_grid = parse_placement(&pos.board().to_string()).unwrap_or([[None; 8]; 8]);
-    let photo_grid = parse_placement(photo_placement).unwrap_or([[None; 8]; 8]);
-    // The four ways the photo could have been turned; the reading's own first, so a tie
-    // keeps it.
-    let mut best = (photo_grid, agreeing_squares(&photo_grid, &game_grid), false);
-    let mut g = photo_grid;
-    for _ in 0..3 {
+    (pos, touched)
+}
+
+/// Of the four ways the photo could have been turned, the number of quarter turns that
+/// agrees best with `game_grid`, and how many squares then agree. The reading's own way
+/// comes first, so a tie keeps it.
+fn best_turns(photo_grid: &Grid, game_grid: &Grid) -> (usize, usize) {
+    let mut best = (0, agreeing_squares(photo_grid, game_grid));
+    let mut g = *photo_grid;
+    for k in 1..4 {
         g = quarter_turn(&g);
-        let n = agreeing_squares(&g, &game_grid);
+        let n = agreeing_squares(&g, game_grid);
         if n > best.1 {
-            best = (g, n, true);
+            best = (k, n);
         }
     }
-    let (grid, n, turned) = best;
+    best
+}
+
+fn turn<T: Copy>(g: &[[T; 8]; 8], k: usize) -> [[T; 8]; 8] {
+    (0..k).fold(*g, |g, _| quarter_turn(&g))
+}
+
+/// The photo as the decoder's target: turned the way that agrees best with `game` (the
+/// first reading of the sheet), each square weighted by the confidence of its reading.
+pub fn target(game: &Game, photo: &BoardReading) -> FinalTarget {
+    let (pos, _) = last_position(game);
+    let game_grid = parse_placement(&pos.board().to_string()).unwrap_or([[None; 8]; 8]);
+    // The photo's squares, canonical order (a8 first), with their confidences.
+    let mut read: [[(Option<Piece>, f32); 8]; 8] = [[(None, 0.0); 8]; 8];
+    for (i, sq) in photo.squares.iter().enumerate().take(64) {
+        let piece = sq.piece.and_then(Piece::from_char);
+        read[i / 8][i % 8] = (piece, sq.confidence as f32);
+    }
+    let pieces = read.map(|row| row.map(|(p, _)| p));
+    let (k, _) = best_turns(&pieces, &game_grid);
+    let read = turn(&read, k);
+    let mut squares = [(None, 0.0f32); 64];
+    for (r, row) in read.iter().enumerate() {
+        for (c, cell) in row.iter().enumerate() {
+            let sq = Square::from_coords(
+                shakmaty::File::new(c as u32),
+                shakmaty::Rank::new(7 - r as u32),
+            );
+            squares[usize::from(sq)] = *cell;
+        }
+    }
+    FinalTarget::from_reading(squares)
+}
+
+/// [`check`] with the photo's reading as a FEN placement.
+pub fn check_placement(game: &Game, photo_placement: &str, file: &str) -> FinalBoardCheck {
+    let (pos, touched) = last_position(game);
+    let game_grid = parse_placement(&pos.board().to_string()).unwrap_or([[None; 8]; 8]);
+    let photo_grid = parse_placement(photo_placement).unwrap_or([[None; 8]; 8]);
+    let (k, n) = best_turns(&photo_grid, &game_grid);
+    let (grid, turned) = (turn(&photo_grid, k), k > 0);
     let mut differs = Vec::new();
     let mut plies = Vec::new();
     for (r, (row_g, row_p)) in game_grid.iter().zip(grid.iter()).enumerate() {
@@ -99,6 +151,7 @@ pub fn check_placement(game: &Game, photo_placement: &str, file: &str) -> FinalB
         differs,
         plies,
         turned,
+        changed: Vec::new(),
     }
 }
 
@@ -122,7 +175,7 @@ fn squares_of(mv: &Move, turn: shakmaty::Color) -> Vec<Square> {
 impl FinalBoardCheck {
     /// A one-line note for the game record.
     pub fn note(&self) -> String {
-        if self.agrees {
+        let base = if self.agrees {
             format!(
                 "final position confirmed by the photo {} (all 64 squares agree)",
                 self.file
@@ -131,14 +184,7 @@ impl FinalBoardCheck {
             let plies = if self.plies.is_empty() {
                 String::new()
             } else {
-                format!(
-                    "; plies to check: {}",
-                    self.plies
-                        .iter()
-                        .map(u32::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
+                format!("; plies to check: {}", join(&self.plies))
             };
             format!(
                 "final position differs from the photo {} on {} square{} ({}){plies}",
@@ -147,8 +193,24 @@ impl FinalBoardCheck {
                 if self.differs.len() == 1 { "" } else { "s" },
                 self.differs.join("; ")
             )
+        };
+        if self.changed.is_empty() {
+            base
+        } else {
+            format!(
+                "{base}; read again to end in the photographed position, the sheet's reading changed at plies {}",
+                join(&self.changed)
+            )
         }
     }
+}
+
+fn join(plies: &[u32]) -> String {
+    plies
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]

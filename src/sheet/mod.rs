@@ -46,6 +46,10 @@ pub struct SheetConfig {
     /// ... but only when the cut view's greedy reading has a probability under this (a sure
     /// reading gains nothing from a second look, and the second look costs a model run).
     pub zoom_unsure: f32,
+    /// A photo of the board when the game ended, read, and its file name: the game read is
+    /// checked against it, and where they disagree the sheet is read again preferring a
+    /// reading that ends in the photographed position ([`final_board`]).
+    pub final_board: Option<(crate::board::BoardReading, String)>,
 }
 
 impl Default for SheetConfig {
@@ -61,6 +65,7 @@ impl Default for SheetConfig {
             ok_below: 0.5,
             zoom_below: ZOOM_BELOW,
             zoom_unsure: ZOOM_UNSURE,
+            final_board: None,
         }
     }
 }
@@ -115,6 +120,8 @@ pub struct SheetReading {
     pub rows: usize,
     pub turned: bool,
     pub seconds: f32,
+    /// The final-position check, when [`SheetConfig::final_board`] was given.
+    pub final_board: Option<final_board::FinalBoardCheck>,
 }
 
 /// Why a sheet could not be read.
@@ -161,8 +168,10 @@ pub fn read_gray(
         &rec.cells,
         rec.readings.iter().map(|r| vec![r.clone()]).collect(),
     );
-    let game = decode_best(&items, &languages(cfg, &[&rec]), cfg)?;
-    Ok(rec.reading(game, None, t0))
+    let (game, check) = decode_checked(&items, &languages(cfg, &[&rec]), cfg)?;
+    let mut r = rec.reading(game, None, t0);
+    r.final_board = check;
+    Ok(r)
 }
 
 /// Reads the two copies of one game (each player keeps a scoresheet) and decodes them
@@ -198,8 +207,10 @@ pub fn read_pair(
         })
         .collect();
     let items = items_of(&longest.cells, readings);
-    let game = decode_best(&items, &languages(cfg, &recs), cfg)?;
-    Ok(a.reading(game, b.as_ref(), t0))
+    let (game, check) = decode_checked(&items, &languages(cfg, &recs), cfg)?;
+    let mut r = a.reading(game, b.as_ref(), t0);
+    r.final_board = check;
+    Ok(r)
 }
 
 /// A page's grid, its written cells and their recognized frames.
@@ -245,6 +256,7 @@ impl Recognized {
             rows: self.layout.rows,
             turned: self.layout.turned,
             seconds: t0.elapsed().as_secs_f32(),
+            final_board: None,
         }
     }
 }
@@ -361,6 +373,41 @@ fn items_of(
         });
     }
     items
+}
+
+/// [`decode_best`], then the final-position check when a photo is given: where the game
+/// read does not end in the photographed position, the sheet is decoded again with the
+/// photo as a target, and the check is made on that reading (listing the plies that
+/// changed). The check's note goes into the game's notes.
+fn decode_checked(
+    items: &[Item<Vec<CtcReading>>],
+    langs: &[&'static Lang],
+    cfg: &SheetConfig,
+) -> Result<(Game, Option<final_board::FinalBoardCheck>), SheetError> {
+    let first = decode_best(items, langs, cfg)?;
+    let Some((photo, name)) = &cfg.final_board else {
+        return Ok((first, None));
+    };
+    let check = final_board::check(&first, photo, name);
+    let (mut game, check) = if check.agrees {
+        (first, check)
+    } else {
+        let mut steered = cfg.clone();
+        steered.final_board = None;
+        steered.decode.final_target = Some(final_board::target(&first, photo));
+        let game = decode_best(items, langs, &steered)?;
+        let mut check = final_board::check(&game, photo, name);
+        check.changed = game
+            .plies
+            .iter()
+            .zip(first.plies.iter().map(Some).chain(std::iter::repeat(None)))
+            .filter(|(a, b)| b.is_none_or(|b| b.mv != a.mv))
+            .map(|(a, _)| a.ply)
+            .collect();
+        (game, check)
+    };
+    game.notes.push(check.note());
+    Ok((game, Some(check)))
 }
 
 /// Decodes in each candidate language and keeps the cheaper reading.
