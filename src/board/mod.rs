@@ -292,7 +292,15 @@ pub(crate) fn finish(
 ) -> BoardReading {
     let logits = canonical_logits(displayed, orientation);
     let (mut canon, mut canon_conf) = classes(&logits);
-    let fixes = rule_fixes(&logits, &mut canon, &mut canon_conf);
+    let mut fixes = rule_fixes(&logits, &mut canon, &mut canon_conf);
+    if at.kind == BoardKind::Physical {
+        fixes.extend(count_fixes(
+            &logits,
+            &mut canon,
+            &mut canon_conf,
+            EXTRA_PIECE_COST,
+        ));
+    }
     // Not given: the side whose king is attacked must be the one to move (a diagram of the
     // position after a check); else White, as books print most diagrams.
     let (side, side_from) = match cfg.side {
@@ -755,6 +763,114 @@ pub fn rule_fixes(
     fixes
 }
 
+/// What a piece beyond a side's usual set (two knights, bishops and rooks, one queen) costs
+/// in [`count_fixes`], in nats: promoted pieces are rare in real games.
+pub const EXTRA_PIECE_COST: f32 = 3.0;
+
+/// A side's usual number of each kind, by class index within the side (P N B R Q K).
+const USUAL: [usize; 6] = [8, 2, 2, 2, 1, 1];
+
+/// What breaking a count rule that no game breaks costs: a ninth pawn, or more extra
+/// pieces than missing pawns (each extra piece is a promoted pawn).
+const IMPOSSIBLE_COUNT: f32 = 12.0;
+
+/// The count penalty of a board's classes (see [`count_fixes`]).
+fn count_penalty(class: &[usize], extra_cost: f32) -> f32 {
+    let mut total = 0.0;
+    for side in 0..2 {
+        let mut n = [0usize; 6];
+        // bishops on light and dark squares
+        let mut bishops = [0usize; 2];
+        for (i, &k) in class.iter().enumerate() {
+            if k != 0 && (k - 1) / 6 == side {
+                n[(k - 1) % 6] += 1;
+                if (k - 1) % 6 == 2 {
+                    bishops[(i / 8 + i % 8) % 2] += 1;
+                }
+            }
+        }
+        // a side's own bishops stand on one light and one dark square; more are promoted
+        let extra: usize = [1, 3, 4]
+            .iter()
+            .map(|&j| n[j].saturating_sub(USUAL[j]))
+            .sum::<usize>()
+            + bishops.iter().map(|b| b.saturating_sub(1)).sum::<usize>();
+        let pawns_over = n[0].saturating_sub(8);
+        let promoted_over = extra.saturating_sub(8 - n[0].min(8));
+        total += extra_cost * extra as f32 + IMPOSSIBLE_COUNT * (pawns_over + promoted_over) as f32;
+    }
+    total
+}
+
+/// Makes the counts of a reading those of a real game at the least cost: a side has at most
+/// eight pawns, no more extra pieces than missing pawns, and each piece beyond the usual
+/// set (two knights, two rooks, one queen, one bishop on each colour of square) costs
+/// `extra_cost` nats. For photos of sets, whose piece model confuses the kinds of a set it
+/// has not seen (five "bishops" that are pawns): one square at a time, the change of a
+/// piece (not a king) to another class (not a king, no pawn on the edge rows) that lowers
+/// −log-probability + penalty most is made, while one does. Changes are returned like
+/// [`rule_fixes`]'.
+pub fn count_fixes(
+    logits: &[[f32; SQUARE_CLASSES]],
+    grid: &mut Grid,
+    conf: &mut [[f32; 8]; 8],
+    extra_cost: f32,
+) -> Vec<RuleFix> {
+    let lp: Vec<[f32; SQUARE_CLASSES]> = logits.iter().take(64).map(log_softmax).collect();
+    if lp.len() < 64 {
+        return Vec::new();
+    }
+    let mut class: Vec<usize> = grid.iter().flatten().map(|p| class_of_piece(*p)).collect();
+    let mut fixes: Vec<RuleFix> = Vec::new();
+    for _ in 0..32 {
+        let now = count_penalty(&class, extra_cost);
+        if now == 0.0 {
+            break;
+        }
+        let mut best: Option<(f32, usize, usize)> = None;
+        for i in 0..64 {
+            let k0 = class[i];
+            if k0 == 0 || k0 == WHITE_KING || k0 == BLACK_KING {
+                continue;
+            }
+            let edge = !(8..56).contains(&i);
+            for k in 0..SQUARE_CLASSES {
+                if k == k0 || k == WHITE_KING || k == BLACK_KING {
+                    continue;
+                }
+                if edge && (k == WHITE_PAWN || k == BLACK_PAWN) {
+                    continue;
+                }
+                class[i] = k;
+                let delta = (lp[i][k0] - lp[i][k]) + count_penalty(&class, extra_cost) - now;
+                class[i] = k0;
+                if delta < -1e-4 && best.is_none_or(|b| delta < b.0) {
+                    best = Some((delta, i, k));
+                }
+            }
+        }
+        let Some((_, i, k)) = best else { break };
+        let (r, c) = (i / 8, i % 8);
+        let to = piece_of_class(k).unwrap_or(None);
+        let why = "more pieces of a kind than a game has";
+        match fixes.iter_mut().find(|f| (f.row, f.col) == (r, c)) {
+            Some(f) => f.to = to,
+            None => fixes.push(RuleFix {
+                row: r,
+                col: c,
+                from: grid[r][c],
+                to,
+                why,
+            }),
+        }
+        grid[r][c] = to;
+        conf[r][c] = lp[i][k].exp();
+        class[i] = k;
+    }
+    fixes.retain(|f| f.from != f.to);
+    fixes
+}
+
 /// The grid turned 180°.
 pub fn turned<T: Copy>(g: &[[T; 8]; 8]) -> [[T; 8]; 8] {
     let mut out = *g;
@@ -1112,6 +1228,43 @@ mod tests {
         for k in 0..SQUARE_CLASSES {
             assert_eq!(class_of_piece(piece_of_class(k).unwrap()), k);
         }
+    }
+
+    #[test]
+    fn count_fixes_turn_extra_pieces_into_their_runner_up_at_least_cost() {
+        // Kings on e8 and e1; white bishops (class 3) read on c1 and f1 (one on each colour,
+        // the usual pair) and on a3, b3, c3, where a pawn (class 1) is the runner-up: c3
+        // close (bishop 5, pawn 4.5), b3 far (bishop 9, pawn 1), a3 between (bishop 5,
+        // pawn 3).
+        let l = board_logits(&[
+            (4, 12, 9.0, 0, 1.0),
+            (60, 6, 9.0, 0, 1.0),
+            (58, 3, 9.0, 0, 1.0),
+            (61, 3, 9.0, 0, 1.0),
+            (40, 3, 5.0, 1, 3.0),
+            (41, 3, 9.0, 1, 1.0),
+            (42, 3, 5.0, 1, 4.5),
+        ]);
+        let (mut g, mut c) = classes(&l);
+        let fixes = count_fixes(&l, &mut g, &mut c, EXTRA_PIECE_COST);
+        let ch = |r: usize, col: usize| g[r][col].map(|p| p.char());
+        // c3 and a3 cost less than an extra bishop each: pawns; b3 stays a (promoted) bishop
+        assert_eq!(ch(5, 2), Some('P'));
+        assert_eq!(ch(5, 0), Some('P'));
+        assert_eq!(ch(5, 1), Some('B'));
+        assert_eq!(fixes.len(), 2, "{fixes:?}");
+        assert!(c[5][2] < 0.5);
+        // the pair on c1 and f1 is untouched
+        assert_eq!((ch(7, 2), ch(7, 5)), (Some('B'), Some('B')));
+        // a usual set is left alone
+        let l = board_logits(&[
+            (4, 12, 9.0, 0, 1.0),
+            (60, 6, 9.0, 0, 1.0),
+            (58, 3, 5.0, 1, 4.9),
+            (42, 2, 5.0, 1, 4.9),
+        ]);
+        let (mut g, mut c) = classes(&l);
+        assert!(count_fixes(&l, &mut g, &mut c, EXTRA_PIECE_COST).is_empty());
     }
 
     #[test]

@@ -89,7 +89,10 @@ fn turn<T: Copy>(g: &[[T; 8]; 8], k: usize) -> [[T; 8]; 8] {
 }
 
 /// The photo as the decoder's target: turned the way that agrees best with `game` (the
-/// first reading of the sheet), each square weighted by the confidence of its reading.
+/// first reading of the sheet), each square weighted by the confidence of its reading, but
+/// no square more than the share of squares on which the photo and that reading agree: a
+/// photo that disagrees with the sheet on a third of the board is mostly misread, however
+/// sure its squares say they are, and may only break near-ties.
 pub fn target(game: &Game, photo: &BoardReading) -> FinalTarget {
     let (pos, _) = last_position(game);
     let game_grid = parse_placement(&pos.board().to_string()).unwrap_or([[None; 8]; 8]);
@@ -100,8 +103,9 @@ pub fn target(game: &Game, photo: &BoardReading) -> FinalTarget {
         read[i / 8][i % 8] = (piece, sq.confidence as f32);
     }
     let pieces = read.map(|row| row.map(|(p, _)| p));
-    let (k, _) = best_turns(&pieces, &game_grid);
-    let read = turn(&read, k);
+    let (k, agree) = best_turns(&pieces, &game_grid);
+    let share = agree as f32 / 64.0;
+    let read = turn(&read, k).map(|row| row.map(|(p, c)| (p, c.min(share))));
     let mut squares = [(None, 0.0f32); 64];
     for (r, row) in read.iter().enumerate() {
         for (c, cell) in row.iter().enumerate() {
