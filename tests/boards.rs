@@ -341,13 +341,12 @@ fn bundled_photo_of_a_set() {
     assert_eq!(a["placement"], v["placement"]);
 }
 
-/// `hamle sheet --final-board` with a diagram of the game's own final position
-/// (`scripts/final_boards.py samples --diagrams`): confirmed, nothing changed.
-#[test]
-fn final_board_check_confirms_the_same_position() {
+/// `hamle sheet samples/sheet-tr.jpg --final-board samples/PHOTO --format json`, which must
+/// succeed.
+fn sheet_with_final_board(photo: &str) -> serde_json::Value {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
     let sheet = dir.join("sheet-tr.jpg");
-    let photo = dir.join("sheet-tr-final.png");
+    let photo = dir.join(photo);
     let o = hamle(&[
         "sheet",
         sheet.to_str().unwrap(),
@@ -356,8 +355,20 @@ fn final_board_check_confirms_the_same_position() {
         "--format",
         "json",
     ]);
-    assert_eq!(o.status.code(), Some(0));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// `hamle sheet --final-board` with a diagram of the game's own final position
+/// (`scripts/final_boards.py samples --diagrams`): confirmed, nothing changed.
+#[test]
+fn final_board_check_confirms_the_same_position() {
+    let v = sheet_with_final_board("sheet-tr-final.png");
     let fb = &v["final_board"];
     assert_eq!(fb["agrees"], true, "{fb}");
     assert_eq!(fb["agreeing_squares"], 64);
@@ -373,24 +384,7 @@ fn final_board_check_confirms_the_same_position() {
 /// flagged, with the squares that differ, in a note and in the JSON.
 #[test]
 fn final_board_check_flags_a_different_position() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
-    let sheet = dir.join("sheet-tr.jpg");
-    let photo = dir.join("board-set.jpg");
-    let o = hamle(&[
-        "sheet",
-        sheet.to_str().unwrap(),
-        "--final-board",
-        photo.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = sheet_with_final_board("board-set.jpg");
     let fb = &v["final_board"];
     assert_eq!(fb["agrees"], false, "{fb}");
     assert!(fb["agreeing_squares"].as_u64().unwrap() < 64);
@@ -401,6 +395,8 @@ fn final_board_check_flags_a_different_position() {
         .iter()
         .any(|n| n.as_str().unwrap().contains("differs from the photo")));
     // two sheets and one photo: refused with a message (as `--second` is)
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let (sheet, photo) = (dir.join("sheet-tr.jpg"), dir.join("board-set.jpg"));
     let o = hamle(&[
         "sheet",
         sheet.to_str().unwrap(),

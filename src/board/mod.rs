@@ -664,29 +664,7 @@ pub fn rule_fixes(
     let mut class: Vec<usize> = grid.iter().flatten().map(|p| class_of_piece(*p)).collect();
     let mut fixes = Vec::new();
     let mut set = |i: usize, k: usize, class: &mut Vec<usize>, why: &'static str| {
-        let (r, c) = (i / 8, i % 8);
-        let to = piece_of_class(k).unwrap_or(None);
-        // A square changed twice (an extra black king that is the missing white one) is
-        // one fix: from what was read to what it became.
-        match fixes
-            .iter_mut()
-            .find(|f: &&mut RuleFix| (f.row, f.col) == (r, c))
-        {
-            Some(f) => {
-                f.to = to;
-                f.why = why;
-            }
-            None => fixes.push(RuleFix {
-                row: r,
-                col: c,
-                from: grid[r][c],
-                to,
-                why,
-            }),
-        }
-        grid[r][c] = to;
-        conf[r][c] = lp[i][k].exp();
-        class[i] = k;
+        apply_fix(&mut fixes, grid, conf, class, &lp[i], i, k, why);
     };
     // Pawns on the edge rows.
     for i in (0..8).chain(56..64) {
@@ -761,6 +739,40 @@ pub fn rule_fixes(
         }
     }
     fixes
+}
+
+/// Sets square `i` (displayed order) to class `k`, recording the change in `fixes` (a
+/// square changed twice is one fix: from what was read to what it became). `lp`: the
+/// square's log-probabilities.
+#[allow(clippy::too_many_arguments)]
+fn apply_fix(
+    fixes: &mut Vec<RuleFix>,
+    grid: &mut Grid,
+    conf: &mut [[f32; 8]; 8],
+    class: &mut [usize],
+    lp: &[f32; SQUARE_CLASSES],
+    i: usize,
+    k: usize,
+    why: &'static str,
+) {
+    let (r, c) = (i / 8, i % 8);
+    let to = piece_of_class(k).unwrap_or(None);
+    match fixes.iter_mut().find(|f| (f.row, f.col) == (r, c)) {
+        Some(f) => {
+            f.to = to;
+            f.why = why;
+        }
+        None => fixes.push(RuleFix {
+            row: r,
+            col: c,
+            from: grid[r][c],
+            to,
+            why,
+        }),
+    }
+    grid[r][c] = to;
+    conf[r][c] = lp[k].exp();
+    class[i] = k;
 }
 
 /// What a piece beyond a side's usual set (two knights, bishops and rooks, one queen) costs
@@ -850,22 +862,8 @@ pub fn count_fixes(
             }
         }
         let Some((_, i, k)) = best else { break };
-        let (r, c) = (i / 8, i % 8);
-        let to = piece_of_class(k).unwrap_or(None);
         let why = "more pieces of a kind than a game has";
-        match fixes.iter_mut().find(|f| (f.row, f.col) == (r, c)) {
-            Some(f) => f.to = to,
-            None => fixes.push(RuleFix {
-                row: r,
-                col: c,
-                from: grid[r][c],
-                to,
-                why,
-            }),
-        }
-        grid[r][c] = to;
-        conf[r][c] = lp[i][k].exp();
-        class[i] = k;
+        apply_fix(&mut fixes, grid, conf, &mut class, &lp[i], i, k, why);
     }
     fixes.retain(|f| f.from != f.to);
     fixes

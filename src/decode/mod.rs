@@ -535,13 +535,41 @@ pub fn search_vs_truth(
                 Item::Result(r) => r.as_pgn().to_string(),
             };
             let cheaper = b.iter().filter(|s| s.3 <= tb.3).count();
+            // What the truth did with the items just before it was lost.
+            let lo = i.saturating_sub(4) as u32;
+            let steps: Vec<String> = true_path
+                .paths
+                .first()
+                .map(|p| {
+                    p.plies
+                        .iter()
+                        .filter(|q| q.item.is_none_or(|k| k >= lo && k < i as u32 + 1))
+                        .filter(|q| q.item.is_some() || q.status == Status::Missing)
+                        .map(|q| {
+                            let t = q.item.and_then(|k| match items.get(k as usize)? {
+                                Item::Move { reading, .. } => Some(scorer.text(reading)),
+                                _ => None,
+                            });
+                            format!(
+                                "{:?}@{:?}{}:{:?}{:.1}",
+                                q.status,
+                                q.item,
+                                t.map(|t| format!("`{t}`")).unwrap_or_default(),
+                                q.mv.map(|m| m.to_string()),
+                                q.cost
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
             Some(format!(
-                "after item {i} `{text}`: the truth (ply {}, {} pending) costs {:.2}; the beam holds {} states, {cheaper} of them cheaper, best {:.2}",
+                "after item {i} `{text}`: the truth (ply {}, {} pending) costs {:.2}; the beam holds {} states, {cheaper} of them cheaper, best {:.2}; truth steps: {}",
                 tb.1,
                 tb.2,
                 tb.3,
                 b.len(),
                 b.first().map_or(f32::NAN, |s| s.3),
+                steps.join(" | ")
             ))
         })
     });
