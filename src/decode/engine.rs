@@ -298,17 +298,41 @@ pub fn search_forced<S: Scorer>(
     start: &Chess,
     forced: &HashMap<u32, Move>,
 ) -> Search {
-    run(items, scorer, costs, beam, start, forced, None)
+    run(items, scorer, costs, beam, start, forced, None, None)
 }
 
-fn run<S: Scorer>(
+/// Where a search widens: the items marked in `items` are expanded with `costs` and their
+/// successors keep up to `beam` states.
+#[derive(Debug, Clone, Copy)]
+pub struct Wide<'a> {
+    pub costs: &'a Costs,
+    pub beam: usize,
+    pub items: &'a [bool],
+}
+
+/// [`search_forced`], wider at the items `wide` marks.
+pub fn search_wide<S: Scorer>(
     items: &[Item<S::Reading>],
     scorer: &S,
     costs: &Costs,
     beam: usize,
     start: &Chess,
     forced: &HashMap<u32, Move>,
+    wide: &Wide,
+) -> Search {
+    run(items, scorer, costs, beam, start, forced, None, Some(wide))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run<'a, S: Scorer>(
+    items: &'a [Item<S::Reading>],
+    scorer: &'a S,
+    costs: &'a Costs,
+    beam: usize,
+    start: &Chess,
+    forced: &'a HashMap<u32, Move>,
     trace: Option<&mut Trace>,
+    wide: Option<&Wide<'a>>,
 ) -> Search {
     let n = items.len();
     let mut e = Engine {
@@ -333,6 +357,9 @@ fn run<S: Scorer>(
         result: None,
     }]);
     for i in 0..n {
+        let w = wide.filter(|w| w.items.get(i).copied().unwrap_or(false));
+        e.costs = w.map_or(costs, |w| w.costs);
+        e.beam = w.map_or(beam, |w| w.beam).max(1);
         let count = e.states[i].len();
         for si in 0..count {
             e.expand(i, si);
@@ -340,6 +367,7 @@ fn run<S: Scorer>(
         let next = e.materialize(i + 1);
         e.states.push(next);
     }
+    e.costs = costs;
     if let Some(t) = trace {
         *t = e
             .states
@@ -375,7 +403,16 @@ pub fn search_traced<S: Scorer>(
     forced: &HashMap<u32, Move>,
 ) -> (Search, Trace) {
     let mut t = Vec::new();
-    let s = run(items, scorer, costs, beam, start, forced, Some(&mut t));
+    let s = run(
+        items,
+        scorer,
+        costs,
+        beam,
+        start,
+        forced,
+        Some(&mut t),
+        None,
+    );
     (s, t)
 }
 

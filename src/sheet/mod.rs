@@ -88,6 +88,9 @@ fn sheet_costs() -> crate::decode::Costs {
         // a sheet's cells are fixed, and the figures in the README were measured so.
         recovery_margin: 2.0,
         recovery_near: 2.0,
+        // The wider second search finds nothing more on sheets (dev and seed-3 sheets:
+        // the same moves) and costs up to 6 s on a long one.
+        wide_beam: 0,
         ..Default::default()
     }
 }
