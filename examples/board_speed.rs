@@ -57,15 +57,7 @@ fn main() {
         }
         n += 1;
     }
-    let n = n.max(1) as f64;
-    println!(
-        "{} images; ms per image: load {:.1}, locate {:.1}, cut {:.1}, model {:.1}",
-        n,
-        1e3 * sums[0] / n,
-        1e3 * sums[1] / n,
-        1e3 * sums[2] / n,
-        1e3 * sums[3] / n
-    );
+    print_means("image", n, &sums, ["load", "locate", "cut", "model"]);
 }
 
 fn photos(files: &[std::path::PathBuf]) {
@@ -98,13 +90,21 @@ fn photos(files: &[std::path::PathBuf]) {
         }
         n += 1;
     }
-    let n = n.max(1) as f64;
-    println!(
-        "{} photos; ms per photo: load {:.1}, corners + lattice {:.1}, camera + crops {:.1}, piece model {:.1}",
+    print_means(
+        "photo",
         n,
-        1e3 * sums[0] / n,
-        1e3 * sums[1] / n,
-        1e3 * sums[2] / n,
-        1e3 * sums[3] / n
+        &sums,
+        ["load", "corners + lattice", "camera + crops", "piece model"],
     );
+}
+
+/// `N {what}s; ms per {what}: stage t, ...` from the summed seconds of each stage.
+fn print_means(what: &str, n: usize, sums: &[f64; 4], stages: [&str; 4]) {
+    let n = n.max(1) as f64;
+    let parts: Vec<String> = stages
+        .iter()
+        .zip(sums)
+        .map(|(s, t)| format!("{s} {:.1}", 1e3 * t / n))
+        .collect();
+    println!("{n} {what}s; ms per {what}: {}", parts.join(", "));
 }

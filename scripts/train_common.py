@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Shared by the training scripts (train_cells.py, train_squares.py, train_words.py):
+"""Shared by the training scripts (train_cells.py, train_squares.py, train_words.py,
+train_corners3d.py, train_pieces3d.py):
 checkpointing — resume a run after its last finished epoch, or start from another run's
 weights, and save each epoch atomically (temp file + rename), so a killed run loses at most the
 epoch in progress — and the epoch loop of the CTC recognizers."""
@@ -36,24 +37,47 @@ def save(model, opt, sched, epochs_done, history, ckpt):
     os.replace(ckpt + ".tmp", ckpt)
 
 
-def ctc_arg_parser(epochs, ckpt, onnx):
-    """The command line every CTC training script takes (data, validation sets, schedule,
-    seed, threads, checkpoint, export path, smoke-test steps, start weights)."""
+def arg_parser(epochs, ckpt, onnx, bs=64, lr=2e-3):
+    """The command line every training script takes: data and validation sets, schedule,
+    seed, threads, checkpoint, export path, start weights."""
     import argparse
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", nargs="+", required=True)
     ap.add_argument("--val", nargs="*", default=[])
     ap.add_argument("--epochs", type=int, default=epochs)
-    ap.add_argument("--bs", type=int, default=64)
-    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--bs", type=int, default=bs)
+    ap.add_argument("--lr", type=float, default=lr)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--ckpt", default=ckpt)
     ap.add_argument("--onnx", default=onnx)
-    ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (smoke test)")
     ap.add_argument("--init", help="start from this checkpoint's weights (new optimizer and schedule)")
     return ap
+
+
+def ctc_arg_parser(epochs, ckpt, onnx):
+    """[arg_parser] of the CTC training scripts, with a smoke-test step limit."""
+    ap = arg_parser(epochs, ckpt, onnx)
+    ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (smoke test)")
+    return ap
+
+
+def grey_blur_noise(x, g, grey, noise):
+    """The end of the photo augmentations of a batch `x` (B, 3, H, W, in 0..1), drawing from
+    generator `g`: a share `grey` of the images made grey, 30 % blurred by a 3 x 3 binomial
+    kernel, then Gaussian noise of a deviation up to `noise`."""
+    import torch.nn.functional as F
+
+    B = x.shape[0]
+    grey = (torch.rand(B, 1, 1, 1, generator=g) < grey).float()
+    x = grey * x.mean(1, keepdim=True).expand_as(x) + (1 - grey) * x
+    blur = torch.rand(B, generator=g) < 0.3
+    if blur.any():
+        k = torch.tensor([1.0, 2.0, 1.0])
+        k = (k[:, None] * k[None, :] / 16).view(1, 1, 3, 3).repeat(3, 1, 1, 1)
+        x[blur] = F.conv2d(F.pad(x[blur], (1, 1, 1, 1), mode="replicate"), k, groups=3)
+    return x + torch.randn(x.shape, generator=g) * torch.empty(B, 1, 1, 1).uniform_(0, noise, generator=g)
 
 
 def seed_all(a):

@@ -16,7 +16,6 @@ corners (the four outer corners included). The board's lattice is then fitted to
 Rust (src/board/physical.rs). Corner order is not predicted: which corner is a1 is decided from
 the pieces.
 """
-import argparse
 import glob
 import json
 import math
@@ -31,7 +30,7 @@ import torch.nn.functional as F
 from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_common import resume, save, seed_all  # noqa: E402
+from train_common import arg_parser, grey_blur_noise, resume, save, seed_all  # noqa: E402
 
 S = 256      # input side
 R = 64       # output side
@@ -181,14 +180,7 @@ def augment(x, pts, g):
     x = x * gain * torch.empty(B, 1, 1, 1).uniform_(0.6, 1.3, generator=g)
     mean = x.mean((1, 2, 3), keepdim=True)
     x = (x - mean) * torch.empty(B, 1, 1, 1).uniform_(0.6, 1.4, generator=g) + mean
-    grey = (torch.rand(B, 1, 1, 1, generator=g) < 0.15).float()
-    x = grey * x.mean(1, keepdim=True).expand_as(x) + (1 - grey) * x
-    blur = torch.rand(B, generator=g) < 0.3
-    if blur.any():
-        k = torch.tensor([1.0, 2.0, 1.0])
-        k = (k[:, None] * k[None, :] / 16).view(1, 1, 3, 3).repeat(3, 1, 1, 1)
-        x[blur] = F.conv2d(F.pad(x[blur], (1, 1, 1, 1), mode="replicate"), k, groups=3)
-    x = x + torch.randn(x.shape, generator=g) * torch.empty(B, 1, 1, 1).uniform_(0, 0.05, generator=g)
+    x = grey_blur_noise(x, g, 0.15, 0.05)
     return x.clamp(0, 1), pts, valid
 
 
@@ -239,22 +231,12 @@ def export(model, path, check):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--data", nargs="+", required=True)
-    ap.add_argument("--val", nargs="*", default=[])
-    ap.add_argument("--epochs", type=int, default=12)
-    ap.add_argument("--bs", type=int, default=16)
-    ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=2)
+    ap = arg_parser(12, "work-tmp/r3d/corners.pt", "models/corners3d.onnx", bs=16, lr=2e-3)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--steps", type=int, default=0,
                     help="steps per epoch (default: one pass over the data); with --grow, new renders "
                          "in the data folders join at each epoch (training while the renderer runs)")
     ap.add_argument("--grow", action="store_true")
-    ap.add_argument("--ckpt", default="work-tmp/r3d/corners.pt")
-    ap.add_argument("--onnx", default="models/corners3d.onnx")
-    ap.add_argument("--init")
     a = ap.parse_args()
     seed_all(a)
     ims, pts, seen = load(a.data, a.limit)

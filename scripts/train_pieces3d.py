@@ -19,7 +19,6 @@ Contract: input float32 [64, 3, 64, 32] (one board: the crops of a1, b1, ... h1,
 RGB planes in 0..1; output [64, 13] logits, class order 0 empty, 1..6 white P N B R Q K,
 7..12 black p n b r q k (as models/squares.onnx).
 """
-import argparse
 import glob
 import json
 import os
@@ -33,7 +32,7 @@ import torch.nn.functional as F
 from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_common import resume, save, seed_all  # noqa: E402
+from train_common import arg_parser, grey_blur_noise, resume, save, seed_all  # noqa: E402
 
 W, H = 32, 64
 CLASSES = "-PNBRQKpnbrqk"
@@ -93,14 +92,7 @@ def augment(x, g):
     x = (x - m) * torch.empty(B, 1, 1, 1).uniform_(0.6, 1.4, generator=g) + m
     flip = torch.rand(B, generator=g) < 0.5
     x[flip] = x[flip].flip(3)
-    grey = (torch.rand(B, 1, 1, 1, generator=g) < 0.1).float()
-    x = grey * x.mean(1, keepdim=True).expand_as(x) + (1 - grey) * x
-    blur = torch.rand(B, generator=g) < 0.3
-    if blur.any():
-        k = torch.tensor([1.0, 2.0, 1.0])
-        k = (k[:, None] * k[None, :] / 16).view(1, 1, 3, 3).repeat(3, 1, 1, 1)
-        x[blur] = F.conv2d(F.pad(x[blur], (1, 1, 1, 1), mode="replicate"), k, groups=3)
-    x = x + torch.randn(x.shape, generator=g) * torch.empty(B, 1, 1, 1).uniform_(0, 0.06, generator=g)
+    x = grey_blur_noise(x, g, 0.1, 0.06)
     return x.clamp(0, 1)
 
 
@@ -136,17 +128,7 @@ def export(model, path, check):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--data", nargs="+", required=True)
-    ap.add_argument("--val", nargs="*", default=[])
-    ap.add_argument("--epochs", type=int, default=8)
-    ap.add_argument("--bs", type=int, default=128)
-    ap.add_argument("--lr", type=float, default=3e-3)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--ckpt", default="work-tmp/r3d/pieces.pt")
-    ap.add_argument("--onnx", default="models/pieces3d.onnx")
-    ap.add_argument("--init")
+    ap = arg_parser(8, "work-tmp/r3d/pieces.pt", "models/pieces3d.onnx", bs=128, lr=3e-3)
     a = ap.parse_args()
     seed_all(a)
     ims, labs = load(a.data)

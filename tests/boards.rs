@@ -24,6 +24,18 @@ fn hamle(args: &[&str]) -> Output {
         .expect("run hamle")
 }
 
+/// Runs hamle, which must succeed, and parses what it printed as one JSON value.
+fn hamle_json(args: &[&str]) -> serde_json::Value {
+    let o = hamle(args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 fn temp_dir() -> PathBuf {
     let d = std::env::temp_dir().join(format!("hamle-boards-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
@@ -307,7 +319,7 @@ fn bundled_photo_of_a_set() {
     let want = board::parse_placement(&std::fs::read_to_string(dir.join("board-set.fen")).unwrap())
         .unwrap();
     let img = dir.join("board-set.jpg");
-    let o = hamle(&[
+    let v = hamle_json(&[
         "board",
         img.to_str().unwrap(),
         "--kind",
@@ -315,24 +327,13 @@ fn bundled_photo_of_a_set() {
         "--format",
         "json",
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["kind"], "physical");
     assert_eq!(v["corners"].as_array().unwrap().len(), 4);
     // The floor is on the squares in the best of the four orientations: this endgame's
     // rooks stand in the other camp, and the shipped models turn it 180° (orientation is
     // measured on the whole test set by `hamle eval boards`, see the README).
-    let mut got = board::parse_placement(v["placement"].as_str().unwrap()).unwrap();
-    let mut right = 0;
-    for _ in 0..4 {
-        right = right.max(board::agreeing_squares(&got, &want));
-        got = board::quarter_turn(&got);
-    }
+    let got = board::parse_placement(v["placement"].as_str().unwrap()).unwrap();
+    let (_, right) = board::best_turns(&got, &want);
     assert!(right >= 56, "{right}/64 squares right: {}", v["placement"]);
     // auto: no diagram in it, so the same reading
     let o = hamle(&["board", img.to_str().unwrap(), "--format", "json"]);
@@ -347,21 +348,14 @@ fn sheet_with_final_board(photo: &str) -> serde_json::Value {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
     let sheet = dir.join("sheet-tr.jpg");
     let photo = dir.join(photo);
-    let o = hamle(&[
+    hamle_json(&[
         "sheet",
         sheet.to_str().unwrap(),
         "--final-board",
         photo.to_str().unwrap(),
         "--format",
         "json",
-    ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap()
+    ])
 }
 
 /// `hamle sheet --final-board` with a diagram of the game's own final position

@@ -900,6 +900,27 @@ pub fn agreeing_squares(a: &Grid, b: &Grid) -> usize {
         .count()
 }
 
+/// Of the four ways `g` could be turned, the number of quarter turns ([`quarter_turn`]) that
+/// makes it agree best with `reference`, and how many squares then agree. Unturned comes
+/// first, so a tie keeps it.
+pub fn best_turns(g: &Grid, reference: &Grid) -> (usize, usize) {
+    let mut best = (0, agreeing_squares(g, reference));
+    let mut t = *g;
+    for k in 1..4 {
+        t = quarter_turn(&t);
+        let n = agreeing_squares(&t, reference);
+        if n > best.1 {
+            best = (k, n);
+        }
+    }
+    best
+}
+
+/// `g` turned `k` quarter turns ([`quarter_turn`]).
+pub fn turn<T: Copy>(g: &[[T; 8]; 8], k: usize) -> [[T; 8]; 8] {
+    (0..k).fold(*g, |g, _| quarter_turn(&g))
+}
+
 /// Which side is at the bottom, from where the pawns and kings stand: White's on the lower
 /// half and Black's on the upper half count for White at the bottom, the reverse for Black.
 /// A tie (e.g. no pawns, kings on the middle rows) reads as White at the bottom.

@@ -397,21 +397,21 @@ impl FinalTarget {
 
     /// What ending in `board` costs: the sum over squares that differ from the photo.
     pub fn cost(&self, board: &shakmaty::Board) -> f32 {
+        self.differing_costs(board).sum()
+    }
+
+    /// The squares where `board` differs from the photo.
+    pub fn differing(&self, board: &shakmaty::Board) -> usize {
+        self.differing_costs(board).count()
+    }
+
+    /// The cost of each square where `board` differs from the photo.
+    fn differing_costs<'a>(&'a self, board: &'a shakmaty::Board) -> impl Iterator<Item = f32> + 'a {
         shakmaty::Square::ALL
             .iter()
             .zip(&self.squares)
             .filter(|(sq, (piece, _))| board.piece_at(**sq) != *piece)
             .map(|(_, (_, c))| *c)
-            .sum()
-    }
-
-    /// The squares where `board` differs from the photo.
-    pub fn differing(&self, board: &shakmaty::Board) -> usize {
-        shakmaty::Square::ALL
-            .iter()
-            .zip(&self.squares)
-            .filter(|(sq, (piece, _))| board.piece_at(**sq) != *piece)
-            .count()
     }
 }
 
@@ -563,25 +563,9 @@ pub fn search_vs_truth(
     let mut found_cost = found.paths.first()?.cost;
     // The wider second pass, as `decode` runs it; where the truth was lost is traced in
     // the first.
-    if let Some(wide) = found
-        .paths
-        .first()
-        .and_then(|b| trouble_items(&items, &scorer, b, &cfg.costs))
+    if let Some(again) =
+        search_around_trouble(&items, &scorer, &cfg.costs, cfg.beam, &start, &found)
     {
-        let wider = cfg.costs.widened();
-        let again = engine::search_wide(
-            &items,
-            &scorer,
-            &cfg.costs,
-            cfg.beam,
-            &start,
-            &none,
-            &engine::Wide {
-                costs: &wider,
-                beam: cfg.costs.wide_beam,
-                items: &wide,
-            },
-        );
         if let Some(a) = again.paths.first() {
             found_cost = found_cost.min(a.cost);
         }
@@ -637,6 +621,33 @@ pub fn search_vs_truth(
         })
     });
     Some((found_cost, true_cost, lost.flatten()))
+}
+
+/// The wider second search around the trouble of `first`'s best reading (see
+/// [`Costs::wide_beam`]), or `None` when there is none to search around.
+fn search_around_trouble<S: Scorer>(
+    items: &[Item<S::Reading>],
+    scorer: &S,
+    costs: &Costs,
+    beam: usize,
+    start: &Chess,
+    first: &engine::Search,
+) -> Option<engine::Search> {
+    let wide = trouble_items(items, scorer, first.paths.first()?, costs)?;
+    let wider = costs.widened();
+    Some(engine::search_wide(
+        items,
+        scorer,
+        costs,
+        beam,
+        start,
+        &std::collections::HashMap::new(),
+        &engine::Wide {
+            costs: &wider,
+            beam: costs.wide_beam,
+            items: &wide,
+        },
+    ))
 }
 
 /// Most items searched again more widely in one game (about 250 plies).
@@ -805,25 +816,7 @@ pub fn decode<S: Scorer>(
         Some(path) => engine::Search { paths: vec![path] },
         None => engine::search(items, scorer, costs, cfg.beam, &start),
     };
-    if let Some(wide) = search
-        .paths
-        .first()
-        .and_then(|b| trouble_items(items, scorer, b, costs))
-    {
-        let wider = costs.widened();
-        let again = engine::search_wide(
-            items,
-            scorer,
-            costs,
-            cfg.beam,
-            &start,
-            &std::collections::HashMap::new(),
-            &engine::Wide {
-                costs: &wider,
-                beam: costs.wide_beam,
-                items: &wide,
-            },
-        );
+    if let Some(again) = search_around_trouble(items, scorer, costs, cfg.beam, &start, &search) {
         if again
             .paths
             .first()

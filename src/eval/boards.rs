@@ -5,7 +5,8 @@
 //! displayed (the image's top row is the FEN's first rank), so they are compared with the
 //! grid as seen, before any orientation decision; all other labels are canonical (White at
 //! the bottom) and are compared with the canonical placement. "Exact up to orientation"
-//! also accepts the board turned 180°, so orientation errors show apart from reading errors.
+//! also accepts the board turned a quarter, a half or three quarters, so orientation errors
+//! show apart from reading errors.
 //! Figures are given per name prefix (the text before the first `-`) and overall. Images
 //! where no board is found count as read with every square wrong and are listed.
 
@@ -16,7 +17,7 @@ use std::time::Instant;
 use anyhow::Context;
 use serde::Serialize;
 
-use crate::board::{self, agreeing_squares, quarter_turn, turned, BoardConfig};
+use crate::board::{self, agreeing_squares, BoardConfig};
 
 /// One image's outcome.
 #[derive(Debug, Clone, Serialize)]
@@ -25,7 +26,7 @@ pub struct BoardOutcome {
     pub prefix: String,
     /// Squares right (of 64), as compared (see the module docs).
     pub right: usize,
-    /// Squares right with the board turned 180°, the better of the two.
+    /// Squares right in the best of the four orientations ([`board::best_turns`]).
     pub right_any_orientation: usize,
     pub seconds: f64,
     /// The placement compared with the label.
@@ -141,12 +142,7 @@ fn one(img: &Path, label: &Path, cfg: &BoardConfig) -> anyhow::Result<BoardOutco
                 board::parse_placement(&r.placement).unwrap_or(r.grid)
             };
             o.right = agreeing_squares(&got, &want);
-            let left = quarter_turn(&got);
-            o.right_any_orientation = o
-                .right
-                .max(agreeing_squares(&turned(&got), &want))
-                .max(agreeing_squares(&left, &want))
-                .max(agreeing_squares(&turned(&left), &want));
+            o.right_any_orientation = board::best_turns(&got, &want).1;
             o.read = Some(board::placement(&got));
             o.confidence = Some(r.confidence);
             o.flags = r.flags;
@@ -402,6 +398,7 @@ impl std::fmt::Display for BoardsReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::board::{quarter_turn, turned};
 
     fn outcome(prefix: &str, right: usize, any: usize, err: bool) -> BoardOutcome {
         BoardOutcome {

@@ -216,15 +216,10 @@ fn photo_squares_right(truth: &[Move], photo: &crate::board::BoardReading) -> us
     }
     let want = crate::board::parse_placement(&pos.board().to_string());
     let got = crate::board::parse_placement(&photo.placement);
-    let (Some(want), Some(mut got)) = (want, got) else {
+    let (Some(want), Some(got)) = (want, got) else {
         return 0;
     };
-    let mut best = 0;
-    for _ in 0..4 {
-        best = best.max(crate::board::agreeing_squares(&got, &want));
-        got = crate::board::quarter_turn(&got);
-    }
-    best
+    crate::board::best_turns(&got, &want).1
 }
 
 fn report(outcomes: Vec<SheetOutcome>) -> SheetsReport {

@@ -15,9 +15,7 @@
 use serde::Serialize;
 use shakmaty::{Chess, Move, Piece, Position, Square};
 
-use crate::board::{
-    agreeing_squares, parse_placement, placement, quarter_turn, BoardReading, Grid,
-};
+use crate::board::{best_turns, parse_placement, placement, turn, BoardReading};
 use crate::decode::FinalTarget;
 use crate::record::Game;
 
@@ -66,26 +64,6 @@ fn last_position(game: &Game) -> (Chess, Vec<(u32, Vec<Square>)>) {
         pos.play_unchecked(*mv);
     }
     (pos, touched)
-}
-
-/// Of the four ways the photo could have been turned, the number of quarter turns that
-/// agrees best with `game_grid`, and how many squares then agree. The reading's own way
-/// comes first, so a tie keeps it.
-fn best_turns(photo_grid: &Grid, game_grid: &Grid) -> (usize, usize) {
-    let mut best = (0, agreeing_squares(photo_grid, game_grid));
-    let mut g = *photo_grid;
-    for k in 1..4 {
-        g = quarter_turn(&g);
-        let n = agreeing_squares(&g, game_grid);
-        if n > best.1 {
-            best = (k, n);
-        }
-    }
-    best
-}
-
-fn turn<T: Copy>(g: &[[T; 8]; 8], k: usize) -> [[T; 8]; 8] {
-    (0..k).fold(*g, |g, _| quarter_turn(&g))
 }
 
 /// The photo as the decoder's target: turned the way that agrees best with `game` (the
