@@ -978,6 +978,51 @@ impl<S: Scorer> Engine<'_, S> {
         }
     }
 
+    /// The best guess for a hidden ply that no later move anchors: the move its reading
+    /// (if any) resembles most, weighted as for any hidden ply, ties broken by the prior.
+    fn guess(
+        &mut self,
+        pos: &Chess,
+        last: Option<&Move>,
+        item: Option<u32>,
+        force: Option<Move>,
+    ) -> Option<Move> {
+        let c = self.costs;
+        let reading = item.and_then(|k| match self.items.get(k as usize) {
+            Some(Item::Move { reading, .. }) => Some((reading, k)),
+            _ => None,
+        });
+        let scored: Vec<(Move, f32)> = match reading {
+            Some((r, k)) => rank_prior(
+                self.scorer,
+                r,
+                pos,
+                Some((&mut self.memo, k)),
+                last,
+                c.prior_weight,
+            )
+            .into_iter()
+            .map(|(sh, x)| (sh.mv, (c.hidden_text_weight * x).min(c.hidden_text_cap)))
+            .collect(),
+            None => {
+                let mut v: Vec<(Move, f32)> =
+                    pos.legal_moves().into_iter().map(|m| (m, 0.0)).collect();
+                super::prior::add_costs(
+                    pos,
+                    last,
+                    c.hidden_prior_weight,
+                    v.iter_mut().map(|(m, x)| (&*m, x)),
+                );
+                v
+            }
+        };
+        scored
+            .into_iter()
+            .filter(|(m, _)| force.is_none_or(|f| f == *m))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(m, _)| m)
+    }
+
     fn finish(mut self) -> Search {
         let n = self.items.len();
         let last = std::mem::take(&mut self.states[n]);
@@ -998,21 +1043,36 @@ impl<S: Scorer> Engine<'_, S> {
                 plies.reverse();
                 skipped.reverse();
                 let mut cost = s.cost;
-                // Pending plies at the end: illegal/unreadable readings stay, without a
-                // move; missing plies at the very end are unobservable and dropped.
-                for p in &s.pending {
-                    if p.status != Status::Missing {
-                        plies.push(PlyInfo {
-                            mv: None,
-                            status: p.status,
-                            item: p.item,
-                            item2: None,
-                            draw_offer: p.draw_offer,
-                            cost: 0.0,
-                        });
-                    } else {
-                        cost -= self.costs.missing;
+                // Pending plies at the end: missing plies after the last reading are
+                // unobservable and dropped; the others keep their status and get a best
+                // guess (the reading's look-alikes, then the prior), as they would have
+                // had a later move anchored them.
+                let kept = s
+                    .pending
+                    .iter()
+                    .rposition(|p| p.status != Status::Missing)
+                    .map_or(0, |k| k + 1);
+                cost -= self.costs.missing * (s.pending.len() - kept) as f32;
+                let mut pos = Some(s.pos.clone());
+                let mut last = s.last;
+                for (t, p) in s.pending[..kept].iter().enumerate() {
+                    let force = self.forced.get(&(s.ply + t as u32)).copied();
+                    let mv = pos
+                        .as_ref()
+                        .and_then(|q| self.guess(q, last.as_ref(), p.item, force));
+                    match (&mut pos, mv) {
+                        (Some(q), Some(m)) => q.play_unchecked(m),
+                        _ => pos = None,
                     }
+                    last = mv;
+                    plies.push(PlyInfo {
+                        mv,
+                        status: p.status,
+                        item: p.item,
+                        item2: None,
+                        draw_offer: p.draw_offer,
+                        cost: 0.0,
+                    });
                 }
                 Path {
                     cost,

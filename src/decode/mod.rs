@@ -24,6 +24,7 @@
 pub mod ctc;
 pub mod engine;
 pub mod prior;
+mod prior_weights;
 pub mod scorer;
 
 use shakmaty::{Chess, Position};
@@ -221,7 +222,7 @@ impl Default for Costs {
             direct_reach: 12.0,
             clean_margin: 2.0,
             calibration: Calibration::default(),
-            prior_weight: 0.4,
+            prior_weight: 0.3,
             hidden_prior_weight: 1.0,
             prune: 14.0,
             gate: 4.0,
@@ -1290,6 +1291,20 @@ mod tests {
     }
 
     #[test]
+    fn a_garbled_last_move_keeps_its_status_and_gets_a_best_guess() {
+        // No later move anchors the last ply: its reading and the prior still make a guess.
+        let g = one(
+            "1. e4 e5 2. Fc4 Ac6 3. Vh5 Af6 4. Vj7H",
+            &DecodeConfig::default(),
+        );
+        let p = g.plies.last().unwrap();
+        assert!(matches!(p.status, Status::Unreadable | Status::Illegal));
+        assert_eq!(p.read.as_deref(), Some("Vj7H"));
+        assert_eq!(p.san.as_ref().unwrap().to_string(), "Qxf7#");
+        assert!(p.confidence < 0.9, "{}", p.confidence);
+    }
+
+    #[test]
     fn a_final_position_does_not_override_clear_text() {
         // The photo says Nc3, but the text spells Nf3 exactly and the other moves follow it
         // (a misread photo, or a sheet that goes on): the text wins; with a photo of 0.6
@@ -1310,13 +1325,13 @@ mod tests {
 
     #[test]
     fn a_derailed_first_search_is_put_right_by_the_wider_one() {
-        // Game 883 of malakhov_master.pgn at 10 % noise (`hamle eval repair datasets/games
-        // --games 40 --noise 0.10 --seed 1`): plies 10, 14 and 18 lost or unreadable. The
-        // first search guesses them wrong and reads the rest of the game in a wrong position
-        // (38 of 65 plies wrong, many `ok`); the second, wider search around them reads
-        // every ply right.
-        let text = r#"1. e4 c 2. Af3 3. Eb5+ Fd7 4 Fxd7+ Vxd7 5. c4 6 6. d4 cxd4 . Axd4 8. rAc3 Af6 . h3 -0 10. Fe3 Kc8 71. b3 Ac5 12. 0-0 Vd8 13. Vcl2 a6 14. a4 V5" 1#. Kfd1 e6 16. Kac1 Ad7 77. Axc6 K,xc6 18. Fd4 Fxd4 19- Vxd4 Ac5 20. Kb1 Kb6 1. e5 Kxb3 22. Aeh Kxb1 2r3G Af6+ Şg7 24. Kxb1 Vd6 25. exd6 Yxf6 2O. Vxc5 Kd8 20. Kxb7 V4 28. d7 Vd2 9. Ve5+ Şf8 30. Vf6 Vd1+ 3Z. Şh2 Vd6+ 32. g`3 oxd7 33. Kb8+ 1-0"#;
-        let truth = "e4 c5 Nf3 d6 Bb5+ Bd7 Bxd7+ Qxd7 c4 g6 d4 cxd4 Nxd4 Bg7 Nc3 Nf6 h3 O-O Be3 Rc8 b3 Nc6 O-O Qd8 Qd2 a6 a4 Qa5 Rfd1 e6 Rac1 Nd7 Nxc6 Rxc6 Bd4 Bxd4 Qxd4 Nc5 Rb1 Rb6 e5 Rxb3 Ne4 Rxb1 Nf6+ Kg7 Rxb1 Qd8 exd6 Qxf6 Qxc5 Rd8 Rxb7 Qf4 d7 Qd2 Qe5+ Kf8 Qf6 Qd1+ Kh2 Qd6+ g3 Rxd7 Rb8+";
+        // Game 1396 of malakhov_master.pgn at 10 % noise (`hamle eval repair datasets/games
+        // --games 40 --noise 0.10 --seed 1`): castling lost to `-D`, a move number merged
+        // into a move (`Axe41h.`). The first search reads castling as d3 and goes on in a
+        // wrong position (22 of 81 plies wrong); the second, wider search around the
+        // trouble reads every ply right.
+        let text = r#"1. Af3 d5 2. g3 t6 3- Fg2 c6 4, -D Fg4 5. c4 e6 6. cxd5 Fxf3 /. fxf3 cxd5 8' d_4 Ac6 9 Ac3 Fc1 10. e 0-0 11. Fdz Kc8 12. Fgz Aa5 13. Ve2 Ac4 14. Fc1 Va5 15. e Qxe4 16. Axe4 Vb6 171. Kd1 Kfd8 18. b3 Axe41h. Fxe4 Ad6 20. Fd3 Ff8 2' Fe3 Va5 22. Kac1 Kxo1 23. Kxcq Af5 24. Kc5V66 25. Fxf5 exf5 26. c4 Ve6 27. d5 Ve8 28. Kc7 b5 29. Vc6 Ve4 30. Kc8 Vb1+ 31. Fe1 U34 32. Kx d8+ Fxd8 33. Ud7 Vo1+ 34.Şg2 Ve4+ 35, Şf1 Vh1x 3w. Şe2 e4+ 3|7. Fe3 Wc2+ 38. Şf1 Vd3 39. Şg2 Ve4+ 40. f3 Vc1- 41. FL2 1-0"#;
+        let truth = "Nf3 d5 g3 Nf6 Bg2 c6 O-O Bg4 c4 e6 cxd5 Bxf3 Bxf3 cxd5 d4 Nc6 Nc3 Be7 e3 O-O Bd2 Rc8 Bg2 Na5 Qe2 Nc4 Bc1 Qa5 e4 dxe4 Nxe4 Qb6 Rd1 Rfd8 b3 Nxe4 Bxe4 Nd6 Bd3 Bf6 Be3 Qa5 Rac1 Rxc1 Rxc1 Nf5 Rc5 Qb6 Bxf5 exf5 Qc4 Qe6 d5 Qe8 Rc7 b5 Qc6 Qe4 Rc8 Qb1+ Bc1 Qe4 Rxd8+ Bxd8 Qd7 Qe1+ Kg2 Qe4+ Kf1 Qh1+ Ke2 Qe4+ Be3 Qc2+ Kf1 Qd3+ Kg2 Qe4+ f3 Qc2+ Bf2";
         let cfg = DecodeConfig {
             lang: Some(turkish()),
             ..Default::default()
@@ -1333,7 +1348,7 @@ mod tests {
         narrow.costs.wide_beam = 0;
         let got = sans(&one(text, &narrow));
         let right = got.iter().zip(&want).filter(|(a, b)| a == b).count();
-        assert!(right < 40, "{right} plies right without the wider search");
+        assert!(right < 70, "{right} plies right without the wider search");
     }
 
     #[test]

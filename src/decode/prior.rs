@@ -6,38 +6,62 @@
 //! favour of what players actually play: recaptures, captures of big pieces, castling,
 //! not leaving a piece en prise.
 //!
-//! It is a conditional logit over a few cheap features, fitted on real games by
+//! It is a conditional logit over cheap features of the move and piece-square tables,
+//! fitted on real games by
 //! `cargo run --release --example train_prior -- datasets/games/malakhov_master.pgn`
-//! (first 1,000 games; the weights below are its output, and its report gives the
-//! held-out figures, quoted in `models/move-prior.md`).
+//! (the weights are its output, in `prior_weights.rs`; `models/move-prior.md` has the
+//! data and the held-out figures).
 
-use shakmaty::{attacks, Bitboard, Chess, Move, Piece, Position, Role};
+use shakmaty::{
+    attacks, Bitboard, CastlingSide, Chess, Color, Move, Piece, Position, Role, Square,
+};
 
-/// Number of features.
-pub const N_FEATURES: usize = 19;
+/// Dense features (each move has all of them).
+pub const N_DENSE: usize = 26;
+/// Piece-square features: for the moving piece, its target and its origin square (seen
+/// from the mover's side), each in an opening and an endgame table, blended by the
+/// material left on the board.
+pub const N_SQUARES: usize = 4 * 6 * 64;
+/// Number of weights.
+pub const N_FEATURES: usize = N_DENSE + N_SQUARES;
 
-/// Fitted weights (see the module docs for the command).
-pub const WEIGHTS: [f32; N_FEATURES] = [
-    0.0,
-    1.0589732,
-    4.755204,
-    0.3545848,
-    1.5823282,
-    2.6838973,
-    -0.28356624,
-    -0.37285757,
-    -0.49175957,
-    -0.47387218,
-    -0.44943467,
-    -0.61240757,
-    -6.0599394,
-    2.730655,
-    0.18094364,
-    1.6669035,
-    0.8650874,
-    1.3380564,
-    1.3244569,
-];
+/// A move's features: the dense ones and up to four piece-square ones.
+#[derive(Debug, Clone, Copy)]
+pub struct Features {
+    pub dense: [f32; N_DENSE],
+    /// (weight index, value); unused entries have value 0.
+    pub sparse: [(u16, f32); 4],
+}
+
+impl Features {
+    /// Every non-zero feature as (weight index, value).
+    pub fn iter(&self) -> impl Iterator<Item = (usize, f32)> + '_ {
+        self.dense
+            .iter()
+            .enumerate()
+            .filter(|x| *x.1 != 0.0)
+            .map(|(k, v)| (k, *v))
+            .chain(
+                self.sparse
+                    .iter()
+                    .filter(|x| x.1 != 0.0)
+                    .map(|(k, v)| (*k as usize, *v)),
+            )
+    }
+
+    /// The dot product with `w`.
+    pub fn dot(&self, w: &[f32]) -> f32 {
+        let dense: f32 = self.dense.iter().zip(w).map(|(x, y)| x * y).sum();
+        dense
+            + self
+                .sparse
+                .iter()
+                .map(|&(k, v)| w[k as usize] * v)
+                .sum::<f32>()
+    }
+}
+
+pub use super::prior_weights::WEIGHTS;
 
 /// Adds `weight × (best logit − logit)` to each move's cost: 0 for the move the prior
 /// likes best, more for less likely ones.
@@ -50,10 +74,41 @@ pub fn add_costs<'a>(
     if weight <= 0.0 {
         return;
     }
-    let mut v: Vec<(f32, &mut f32)> = scored.map(|(m, c)| (logit(pos, last, m), c)).collect();
+    let ctx = Context::new(pos);
+    let mut v: Vec<(f32, &mut f32)> = scored
+        .map(|(m, c)| (features_in(&ctx, pos, last, m).dot(&WEIGHTS), c))
+        .collect();
     let best = v.iter().map(|x| x.0).fold(f32::NEG_INFINITY, f32::max);
     for (l, c) in &mut v {
         **c += weight * (best - *l);
+    }
+}
+
+/// What the features of all moves of one position share.
+pub struct Context {
+    /// Squares the opponent attacks now.
+    their_attacks: Bitboard,
+    /// Pieces left (both sides, no pawns) as a share of the starting 62 points, at most 1.
+    opening: f32,
+}
+
+impl Context {
+    pub fn new(pos: &Chess) -> Context {
+        let board = pos.board();
+        let them = !pos.turn();
+        let mut their_attacks = Bitboard::EMPTY;
+        for sq in board.by_color(them) {
+            if let Some(p) = board.piece_at(sq) {
+                their_attacks |= attacks::attacks(sq, p, board.occupied());
+            }
+        }
+        let material = (board.knights() | board.bishops()).count() as f32 * 3.0
+            + board.rooks().count() as f32 * 5.0
+            + board.queens().count() as f32 * 9.0;
+        Context {
+            their_attacks,
+            opening: (material / 62.0).min(1.0),
+        }
     }
 }
 
@@ -68,8 +123,13 @@ fn value(role: Role) -> f32 {
 }
 
 /// The features of `mv` in `pos`; `last` is the move that led to `pos`.
-pub fn features(pos: &Chess, last: Option<&Move>, mv: &Move) -> [f32; N_FEATURES] {
-    let mut f = [0.0f32; N_FEATURES];
+pub fn features(pos: &Chess, last: Option<&Move>, mv: &Move) -> Features {
+    features_in(&Context::new(pos), pos, last, mv)
+}
+
+/// [`features`] with the position's shared part computed once.
+pub fn features_in(ctx: &Context, pos: &Chess, last: Option<&Move>, mv: &Move) -> Features {
+    let mut f = [0.0f32; N_DENSE];
     let board = pos.board();
     let us = pos.turn();
     let them = !us;
@@ -104,7 +164,9 @@ pub fn features(pos: &Chess, last: Option<&Move>, mv: &Move) -> [f32; N_FEATURES
     let occupied_after = (board.occupied() ^ from.map_or(Bitboard::EMPTY, Bitboard::from_square))
         | Bitboard::from_square(to);
     // The piece lands where the opponent attacks it and nothing of ours defends it.
-    if role != Role::King {
+    // (Squares the opponent does not attack now are taken as safe: a line opened by the
+    // move itself is not looked for.)
+    if role != Role::King && ctx.their_attacks.contains(to) {
         let attackers = board.attacks_to(to, them, occupied_after) & !Bitboard::from_square(to);
         if attackers.any() {
             let defenders = board.attacks_to(to, us, occupied_after)
@@ -119,7 +181,7 @@ pub fn features(pos: &Chess, last: Option<&Move>, mv: &Move) -> [f32; N_FEATURES
     }
     // The piece was attacked where it stood: moving it away saves it.
     if let Some(fr) = from {
-        if role != Role::King && board.attacks_to(fr, them, board.occupied()).any() {
+        if role != Role::King && ctx.their_attacks.contains(fr) {
             f[13] = value(role) / 9.0;
         }
     }
@@ -156,14 +218,91 @@ pub fn features(pos: &Chess, last: Option<&Move>, mv: &Move) -> [f32; N_FEATURES
     {
         f[18] = 1.0;
     }
-    f
+    let piece_after = Piece {
+        color: us,
+        role: mv.promotion().unwrap_or(role),
+    };
+    let attacks_after = attacks::attacks(to, piece_after, occupied_after);
+    // A threat: the moved piece now attacks an enemy piece that is worth more, or that
+    // nothing defends (now).
+    let mut threat = 0.0f32;
+    for sq in attacks_after & board.by_color(them) & !Bitboard::from_square(to) {
+        let Some(r) = board.role_at(sq) else { continue };
+        if r == Role::King {
+            continue;
+        }
+        let defended = ctx.their_attacks.contains(sq);
+        if value(r) > value(piece_after.role) || !defended {
+            threat = threat.max(value(r));
+        }
+    }
+    f[19] = threat / 9.0;
+    // Taking a piece that nothing defends.
+    if let Some(c) = captured {
+        if !ctx.their_attacks.contains(to) {
+            f[20] = value(c) / 9.0;
+        }
+    }
+    let rights = pos.castles();
+    if role == Role::King && !mv.is_castle() && rights.has_color(us) {
+        f[21] = 1.0; // giving up castling with the king
+    }
+    if role == Role::Rook
+        && from.is_some_and(|fr| {
+            [CastlingSide::KingSide, CastlingSide::QueenSide]
+                .iter()
+                .any(|&side| rights.rook(us, side) == Some(fr))
+        })
+    {
+        f[22] = 1.0; // giving up castling on one side with the rook
+    }
+    if role == Role::Queen && pos.fullmoves().get() <= 8 {
+        f[23] = 1.0; // an early queen move
+    }
+    // Mate: players rarely miss a mate in one (only direct checks are tried).
+    if f[17] > 0.0 {
+        let mut after = pos.clone();
+        after.play_unchecked(*mv);
+        if after.is_checkmate() {
+            f[24] = 1.0;
+        }
+    }
+    // Moving the piece that the opponent's last move attacked.
+    if let (Some(l), Some(fr)) = (last, from) {
+        if role != Role::King {
+            if let Some(p) = board.piece_at(l.to()) {
+                if attacks::attacks(l.to(), p, board.occupied()).contains(fr) {
+                    f[25] = value(role) / 9.0;
+                }
+            }
+        }
+    }
+    let mut sparse = [(0u16, 0.0f32); 4];
+    if let (Some(fr), false) = (from, mv.is_castle()) {
+        // Material left (both sides, pieces only) blends opening and endgame tables.
+        let opening = ctx.opening;
+        let endgame = 1.0 - opening;
+        let rel = |sq: Square| {
+            let sq = if us == Color::White {
+                sq
+            } else {
+                sq.flip_vertical()
+            };
+            u16::from(sq)
+        };
+        let base = (N_DENSE + (role as usize - 1) * 64) as u16;
+        let table = 6 * 64;
+        sparse = [
+            (base + rel(to), opening),
+            (base + table + rel(to), endgame),
+            (base + 2 * table + rel(fr), opening),
+            (base + 3 * table + rel(fr), endgame),
+        ];
+    }
+    Features { dense: f, sparse }
 }
 
 /// The prior's logit of `mv`.
 pub fn logit(pos: &Chess, last: Option<&Move>, mv: &Move) -> f32 {
-    features(pos, last, mv)
-        .iter()
-        .zip(WEIGHTS.iter())
-        .map(|(x, w)| x * w)
-        .sum()
+    features(pos, last, mv).dot(&WEIGHTS)
 }
