@@ -37,6 +37,11 @@ pub use text::{Glyph, Line};
 /// Scanned lines whose words' mean confidence is lower than this are not move text.
 pub const MIN_LINE_CONFIDENCE: f32 = 0.65;
 
+/// A diagram whose least sure square is below this is checked against the text under it.
+const UNSURE_DIAGRAM: f64 = 0.3;
+/// Move words inside an unsure diagram's area that make it text.
+const MOVE_WORDS_IN_TEXT: usize = 6;
+
 /// The most diagrams looked for on one page.
 pub const MAX_DIAGRAMS: usize = 4;
 
@@ -293,7 +298,7 @@ pub fn read(doc: &Document, cfg: &BookConfig) -> Result<Book, PageError> {
 fn read_page(doc: &Document, i: usize, cfg: &BookConfig) -> Result<PageRead, PageError> {
     let page = doc.page(i)?;
     // A model failure reads as no diagram here; the page's text still counts.
-    let diagrams: Vec<(BoardReading, [f32; 4])> =
+    let mut diagrams: Vec<(BoardReading, [f32; 4])> =
         crate::board::read_all(&page.gray, &cfg.board, MAX_DIAGRAMS)
             .unwrap_or_default()
             .into_iter()
@@ -303,14 +308,15 @@ fn read_page(doc: &Document, i: usize, cfg: &BookConfig) -> Result<PageRead, Pag
             })
             .collect();
     let width = page.gray.width() as f32;
-    let rects: Vec<[f32; 4]> = diagrams.iter().map(|(_, r)| *r).collect();
     let glyphs = doc.glyphs(i)?.unwrap_or_default();
-    let lines = if glyphs.is_empty() {
-        // No text layer (a scanned page): find the words and read them.
-        scanned_lines(&page.gray, &rects)
-    } else {
-        let glyphs: Vec<Glyph> = glyphs
-            .into_iter()
+    // The page's lines with the areas of `rects` left out.
+    let lines_outside = |rects: &[[f32; 4]]| -> Vec<Line> {
+        if glyphs.is_empty() {
+            // No text layer (a scanned page): find the words and read them.
+            return scanned_lines(&page.gray, rects);
+        }
+        let kept: Vec<Glyph> = glyphs
+            .iter()
             .filter(|g| {
                 let (cx, cy) = ((g.rect[0] + g.rect[2]) / 2.0, (g.rect[1] + g.rect[3]) / 2.0);
                 !rects.iter().any(|r| {
@@ -318,9 +324,38 @@ fn read_page(doc: &Document, i: usize, cfg: &BookConfig) -> Result<PageRead, Pag
                     cx >= r[0] - m && cx <= r[2] + m && cy >= r[1] - m && cy <= r[3] + m
                 })
             })
+            .cloned()
             .collect();
-        text::lines(&glyphs, width)
+        text::lines(&kept, width)
     };
+    // A block of regular text lines can pass for a board's lattice. A board whose least
+    // sure square is unsure and whose area reads as move text is that text, not a
+    // diagram (scanned seed-9 test book: a false board over the left half of a game's
+    // lines cut every line of it short).
+    if diagrams.iter().any(|(b, _)| b.confidence < UNSURE_DIAGRAM) {
+        let sure: Vec<[f32; 4]> = diagrams
+            .iter()
+            .filter(|(b, _)| b.confidence >= UNSURE_DIAGRAM)
+            .map(|(_, r)| *r)
+            .collect();
+        let lines = lines_outside(&sure);
+        diagrams.retain(|(b, r)| {
+            if b.confidence >= UNSURE_DIAGRAM {
+                return true;
+            }
+            let inside: Vec<Line> = lines
+                .iter()
+                .filter(|l| {
+                    let cy = (l.rect[1] + l.rect[3]) / 2.0;
+                    cy >= r[1] && cy <= r[3] && l.rect[0] < r[2] && l.rect[2] > r[0]
+                })
+                .cloned()
+                .collect();
+            count_move_words(&inside) < MOVE_WORDS_IN_TEXT
+        });
+    }
+    let rects: Vec<[f32; 4]> = diagrams.iter().map(|(_, r)| *r).collect();
+    let lines = lines_outside(&rects);
     Ok(PageRead { lines, diagrams })
 }
 
@@ -349,6 +384,28 @@ fn assemble(pages: &[PageRead], cfg: &BookConfig) -> Book {
     let mut heading: Vec<String> = Vec::new();
     let mut placed: Vec<Placed> = Vec::new();
     let mut empty_pages = Vec::new();
+    // Every line's move numbers, in reading order: a `1.` starts a new game only when
+    // the numbers after it go on from 1 (a speck read as `1...` beside a diagram split
+    // a game of the scanned seed-9 book in two).
+    let numbers: Vec<Vec<u32>> = pages
+        .iter()
+        .flat_map(|p| &p.lines)
+        .map(|l| {
+            l.text
+                .split_whitespace()
+                .filter_map(leading_number)
+                .collect()
+        })
+        .collect();
+    let next_number = |g: usize| -> Option<u32> {
+        numbers[g]
+            .iter()
+            .skip(1)
+            .chain(numbers[g + 1..].iter().flatten())
+            .next()
+            .copied()
+    };
+    let mut g = 0usize;
     for (pi, p) in pages.iter().enumerate() {
         let mut any = !p.diagrams.is_empty();
         // Diagrams go into the flow after the last line above them in their column.
@@ -393,6 +450,8 @@ fn assemble(pages: &[PageRead], cfg: &BookConfig) -> Book {
                 });
             };
         for l in &p.lines {
+            let line_index = g;
+            g += 1;
             flush_diagrams(Some((l.column, l.rect[1])), &cur, &finished);
             let words: Vec<&str> = l.text.split_whitespace().collect();
             if words.is_empty() {
@@ -424,7 +483,9 @@ fn assemble(pages: &[PageRead], cfg: &BookConfig) -> Book {
             }
             any = true;
             let first_number = words.first().and_then(|w| leading_number(w));
-            let restart = first_number == Some(1) && cur.max_number > 1;
+            let restart = first_number == Some(1)
+                && cur.max_number > 1
+                && next_number(line_index).is_none_or(|n| n <= 3);
             if (restart || cur.ended) && !cur.moves.trim().is_empty() {
                 finished.push(std::mem::take(&mut cur));
             }
@@ -601,6 +662,42 @@ mod tests {
         assert_eq!(leading_number("1985"), None);
         assert_eq!(count_plies("1. e4 e5 2. Nf3 3...Nc6"), 4);
         assert_eq!(count_plies("9. 0-0 0-0-0 10.O-O"), 3);
+    }
+
+    fn page(lines: &[&str]) -> PageRead {
+        let lines = lines
+            .iter()
+            .enumerate()
+            .map(|(k, t)| Line {
+                text: t.to_string(),
+                rect: [
+                    100.0,
+                    100.0 + 50.0 * k as f32,
+                    1000.0,
+                    140.0 + 50.0 * k as f32,
+                ],
+                column: 0,
+                size: 30.0,
+                confidence: 0.9,
+            })
+            .collect();
+        PageRead {
+            lines,
+            diagrams: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_stray_one_inside_a_game_does_not_start_another() {
+        let pages = [
+            page(&["1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6"]),
+            // A speck read as `1...` above the game's next line (beside a diagram).
+            page(&["1...", "5. O-O Be7 6. Re1 b5 7. Bb3 d6 8. c3 O-O *"]),
+            page(&["1. d4 d5 2. c4 e6 3. Nc3 Nf6 *"]),
+        ];
+        let book = assemble(&pages, &BookConfig::default());
+        let plies: Vec<usize> = book.games.iter().map(|g| g.plies.len()).collect();
+        assert_eq!(plies, [16, 6]);
     }
 
     #[test]
