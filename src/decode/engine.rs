@@ -215,6 +215,35 @@ fn rank_prior<S: Scorer>(
     v
 }
 
+/// Every legal move of `pos` as the hidden ply there, with its cost: a hidden ply that
+/// had a reading (`hint`: illegal or unreadable) leans a little towards moves that
+/// resemble it; one without (missing) goes by the prior alone.
+fn hidden_candidates<S: Scorer>(
+    scorer: &S,
+    memo: &mut Memo,
+    c: &Costs,
+    pos: &Chess,
+    last: Option<&Move>,
+    hint: Option<(&S::Reading, u32)>,
+) -> Vec<(Move, f32)> {
+    match hint {
+        Some((r, k)) => rank_prior(scorer, r, pos, Some((memo, k)), last, c.prior_weight)
+            .into_iter()
+            .map(|(sh, x)| (sh.mv, (c.hidden_text_weight * x).min(c.hidden_text_cap)))
+            .collect(),
+        None => {
+            let mut v: Vec<(Move, f32)> = pos.legal_moves().into_iter().map(|m| (m, 0.0)).collect();
+            super::prior::add_costs(
+                pos,
+                last,
+                c.hidden_prior_weight,
+                v.iter_mut().map(|(m, x)| (&*m, x)),
+            );
+            v
+        }
+    }
+}
+
 /// The kinds of move (piece, target square) worth scoring for one item, and whether
 /// castling is: those whose lower bound is within reach of the best bound.
 #[derive(Debug, Clone)]
@@ -714,30 +743,7 @@ impl<S: Scorer> Engine<'_, S> {
             let mut next = Vec::new();
             for (cost, p, ms) in &seqs {
                 let last = ms.last().or(s.last.as_ref());
-                let scored: Vec<(Move, f32)> = match hint {
-                    Some((r, k)) => rank_prior(
-                        self.scorer,
-                        r,
-                        p,
-                        Some((&mut self.memo, k)),
-                        last,
-                        c.prior_weight,
-                    )
-                    .into_iter()
-                    .map(|(sh, x)| (sh.mv, (c.hidden_text_weight * x).min(c.hidden_text_cap)))
-                    .collect(),
-                    None => {
-                        let mut v: Vec<(Move, f32)> =
-                            p.legal_moves().into_iter().map(|m| (m, 0.0)).collect();
-                        super::prior::add_costs(
-                            p,
-                            last,
-                            c.hidden_prior_weight,
-                            v.iter_mut().map(|(m, x)| (&*m, x)),
-                        );
-                        v
-                    }
-                };
+                let scored = hidden_candidates(self.scorer, &mut self.memo, c, p, last, hint);
                 for (m, x) in scored {
                     if force.is_some_and(|f| f != m) {
                         continue;
@@ -992,31 +998,7 @@ impl<S: Scorer> Engine<'_, S> {
             Some(Item::Move { reading, .. }) => Some((reading, k)),
             _ => None,
         });
-        let scored: Vec<(Move, f32)> = match reading {
-            Some((r, k)) => rank_prior(
-                self.scorer,
-                r,
-                pos,
-                Some((&mut self.memo, k)),
-                last,
-                c.prior_weight,
-            )
-            .into_iter()
-            .map(|(sh, x)| (sh.mv, (c.hidden_text_weight * x).min(c.hidden_text_cap)))
-            .collect(),
-            None => {
-                let mut v: Vec<(Move, f32)> =
-                    pos.legal_moves().into_iter().map(|m| (m, 0.0)).collect();
-                super::prior::add_costs(
-                    pos,
-                    last,
-                    c.hidden_prior_weight,
-                    v.iter_mut().map(|(m, x)| (&*m, x)),
-                );
-                v
-            }
-        };
-        scored
+        hidden_candidates(self.scorer, &mut self.memo, c, pos, last, reading)
             .into_iter()
             .filter(|(m, _)| force.is_none_or(|f| f == *m))
             .min_by(|a, b| a.1.total_cmp(&b.1))
