@@ -174,7 +174,9 @@ pub fn read_gray(
     let rec = recognize(gray, scale, cfg)?;
     let items = items_of(
         &rec.cells,
-        rec.readings.iter().map(|r| vec![r.clone()]).collect(),
+        (0..rec.cells.len())
+            .map(|i| rec.written(i).into_iter().collect())
+            .collect(),
     );
     let (game, check) = decode_checked(&items, &languages(cfg, &[&rec]), cfg)?;
     let mut r = rec.reading(game, None, t0);
@@ -208,11 +210,7 @@ pub fn read_pair(
         .filter(|b| b.cells.len() > a.cells.len())
         .unwrap_or(&a);
     let readings = (0..longest.cells.len())
-        .map(|i| {
-            recs.iter()
-                .filter_map(|r| r.readings.get(i).cloned())
-                .collect()
-        })
+        .map(|i| recs.iter().flat_map(|r| r.written(i)).collect())
         .collect();
     let items = items_of(&longest.cells, readings);
     let (game, check) = decode_checked(&items, &languages(cfg, &recs), cfg)?;
@@ -231,6 +229,12 @@ struct Recognized {
 }
 
 impl Recognized {
+    /// The reading of cell `i` if the cell holds ink.
+    fn written(&self, i: usize) -> Option<CtcReading> {
+        let ink = *self.inks.get(i)?;
+        (ink >= INK_MIN).then(|| self.readings[i].clone())
+    }
+
     /// Each used cell, with its box in the image as given and what the recognizer read.
     fn cell_reads(&self) -> Vec<CellRead> {
         self.cells
@@ -359,7 +363,11 @@ fn languages(cfg: &SheetConfig, recs: &[&Recognized]) -> Vec<&'static Lang> {
     }
 }
 
-/// Engine items: each White cell's move number as an anchor, then one move per cell.
+/// Engine items: each White cell's move number as an anchor, then one move per cell
+/// that holds writing. A cell without ink gives no move item: the engine reads the ply
+/// there as `missing` (a guess between its neighbours), where reading the blank cell's
+/// recognizer output as a move stated a move nobody wrote (dev `game51`: three blank
+/// cells after the game's end came back as moves at confidence 0.88).
 fn items_of(
     cells: &[layout::PageCell],
     readings: Vec<Vec<CtcReading>>,
@@ -371,6 +379,9 @@ fn items_of(
                 digits: c.number.to_string(),
                 black: false,
             });
+        }
+        if rs.is_empty() {
+            continue;
         }
         let offer = rs.iter().any(|r| {
             r.text.chars().count() > 2 && r.text.ends_with('=') && !r.text.ends_with("=O")
@@ -502,10 +513,30 @@ mod tests {
         let texts = ["e4", "e5", "", "", "", "", "4"];
         assert_eq!(game_end(&inks, &texts), 2);
         assert_eq!(game_end(&[0.0, 0.0], &["", ""]), 0);
-        // Three blanks inside a game are kept (as unreadable plies).
+        // Three blanks inside a game are kept (as missing plies: see `items_of`).
         assert_eq!(
             game_end(&[w, 0.0, 0.0, 0.0, w], &["e4", "", "", "", "Nf3"]),
             5
         );
+    }
+
+    #[test]
+    fn a_blank_cell_gives_no_move_item_but_keeps_its_number() {
+        let cell = |number, side| layout::PageCell {
+            number,
+            side,
+            x0: 0.0,
+            y0: 0.0,
+            x1: 1.0,
+            y1: 1.0,
+        };
+        let cells = [
+            cell(1, Side::White),
+            cell(1, Side::Black),
+            cell(2, Side::White),
+        ];
+        let items = items_of(&cells, vec![Vec::new(), Vec::new(), Vec::new()]);
+        assert_eq!(items.len(), 2);
+        assert!(items.iter().all(|i| matches!(i, Item::Number { .. })));
     }
 }
