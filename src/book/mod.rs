@@ -219,9 +219,9 @@ fn is_piece_letter(w: &str) -> bool {
 }
 
 /// Move-like words in lines.
-fn count_move_words(lines: &[Line]) -> usize {
+fn count_move_words<'a>(lines: impl IntoIterator<Item = &'a Line>) -> usize {
     lines
-        .iter()
+        .into_iter()
         .map(|l| {
             l.text
                 .split_whitespace()
@@ -332,6 +332,7 @@ fn read_page(doc: &Document, i: usize, cfg: &BookConfig) -> Result<PageRead, Pag
     // sure square is unsure and whose area reads as move text is that text, not a
     // diagram (scanned seed-9 test book: a false board over the left half of a game's
     // lines cut every line of it short).
+    let mut read = None;
     if diagrams.iter().any(|(b, _)| b.confidence < UNSURE_DIAGRAM) {
         let sure: Vec<[f32; 4]> = diagrams
             .iter()
@@ -340,22 +341,21 @@ fn read_page(doc: &Document, i: usize, cfg: &BookConfig) -> Result<PageRead, Pag
             .collect();
         let lines = lines_outside(&sure);
         diagrams.retain(|(b, r)| {
-            if b.confidence >= UNSURE_DIAGRAM {
-                return true;
-            }
-            let inside: Vec<Line> = lines
-                .iter()
-                .filter(|l| {
+            b.confidence >= UNSURE_DIAGRAM
+                || count_move_words(lines.iter().filter(|l| {
                     let cy = (l.rect[1] + l.rect[3]) / 2.0;
                     cy >= r[1] && cy <= r[3] && l.rect[0] < r[2] && l.rect[2] > r[0]
-                })
-                .cloned()
-                .collect();
-            count_move_words(&inside) < MOVE_WORDS_IN_TEXT
+                })) < MOVE_WORDS_IN_TEXT
         });
+        // Every unsure one was text: these lines are the page's (no second scan).
+        if diagrams.len() == sure.len() {
+            read = Some(lines);
+        }
     }
-    let rects: Vec<[f32; 4]> = diagrams.iter().map(|(_, r)| *r).collect();
-    let lines = lines_outside(&rects);
+    let lines = read.unwrap_or_else(|| {
+        let rects: Vec<[f32; 4]> = diagrams.iter().map(|(_, r)| *r).collect();
+        lines_outside(&rects)
+    });
     Ok(PageRead { lines, diagrams })
 }
 

@@ -1035,7 +1035,7 @@ impl<S: Scorer> Engine<'_, S> {
                     .rposition(|p| p.status != Status::Missing)
                     .map_or(0, |k| k + 1);
                 cost -= self.costs.missing * (s.pending.len() - kept) as f32;
-                let mut pos = Some(s.pos.clone());
+                let mut pos = (kept > 0).then(|| s.pos.clone());
                 let mut last = s.last;
                 for (t, p) in s.pending[..kept].iter().enumerate() {
                     let force = self.forced.get(&(s.ply + t as u32)).copied();

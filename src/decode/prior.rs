@@ -301,8 +301,3 @@ pub fn features_in(ctx: &Context, pos: &Chess, last: Option<&Move>, mv: &Move) -
     }
     Features { dense: f, sparse }
 }
-
-/// The prior's logit of `mv`.
-pub fn logit(pos: &Chess, last: Option<&Move>, mv: &Move) -> f32 {
-    features(pos, last, mv).dot(&WEIGHTS)
-}
