@@ -84,6 +84,7 @@ impl State {
 }
 
 /// A successor before it is materialized.
+#[derive(Debug, Clone)]
 struct Child {
     /// (item index, state index) of the parent.
     from: (usize, usize),
@@ -125,6 +126,61 @@ struct Engine<'a, S: Scorer> {
 /// A memo of scores: the positions in a beam share most of their legal moves, so the
 /// same (reading, move spelling) pair comes up again and again.
 type Memo = HashMap<(u32, u64), f32, BuildHasherDefault<FxHasher>>;
+
+/// The `n`-th smallest of the values added so far (infinite until there are `n`): a
+/// candidate costing more than it cannot be among the `n` cheapest.
+struct Cutoff {
+    n: usize,
+    /// The `n` smallest values so far, as a max-heap.
+    heap: std::collections::BinaryHeap<Total>,
+}
+
+/// An `f32` ordered by `total_cmp`.
+#[derive(PartialEq)]
+struct Total(f32);
+
+impl Eq for Total {}
+
+impl PartialOrd for Total {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Total {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+impl Cutoff {
+    fn new(n: usize) -> Cutoff {
+        Cutoff {
+            n,
+            heap: std::collections::BinaryHeap::with_capacity(n + 1),
+        }
+    }
+
+    fn add(&mut self, v: f32) {
+        if self.heap.len() < self.n {
+            self.heap.push(Total(v));
+        } else if self
+            .heap
+            .peek()
+            .is_some_and(|top| v.total_cmp(&top.0).is_lt())
+        {
+            self.heap.pop();
+            self.heap.push(Total(v));
+        }
+    }
+
+    fn bound(&self) -> f32 {
+        if self.heap.len() < self.n {
+            return f32::INFINITY;
+        }
+        self.heap.peek().map_or(f32::NEG_INFINITY, |t| t.0)
+    }
+}
 
 /// A small multiplicative hasher for the memo's integer keys (SipHash is overkill here).
 #[derive(Default)]
@@ -327,7 +383,7 @@ pub fn search_forced<S: Scorer>(
     start: &Chess,
     forced: &HashMap<u32, Move>,
 ) -> Search {
-    run(items, scorer, costs, beam, start, forced, None, None)
+    run(items, scorer, costs, beam, start, forced, None, None, None).0
 }
 
 /// Where a search widens: the items marked in `items` are expanded with `costs` and their
@@ -349,7 +405,104 @@ pub fn search_wide<S: Scorer>(
     forced: &HashMap<u32, Move>,
     wide: &Wide,
 ) -> Search {
-    run(items, scorer, costs, beam, start, forced, None, Some(wide))
+    run(
+        items,
+        scorer,
+        costs,
+        beam,
+        start,
+        forced,
+        None,
+        Some(wide),
+        None,
+    )
+    .0
+}
+
+/// What a search went through: every item's beam, and its caches. A later search of the
+/// same items with the same scorer, costs, beam and start does the same work up to the
+/// first item where it differs (a wider item, a forced ply), so it starts from there.
+pub struct History {
+    states: Vec<Vec<State>>,
+    /// `nodes[..marks[i]]` are the nodes of `states[..=i]`.
+    marks: Vec<usize>,
+    nodes: Vec<Node>,
+    /// Before item `i` is expanded, the successors already waiting for item `i + 1` (a
+    /// merge of items `i - 1` and `i`).
+    waiting: Vec<Vec<Child>>,
+    memo: Memo,
+    bounds: HashMap<u32, std::rc::Rc<Kinds>>,
+}
+
+/// [`search`], also returning its [`History`].
+pub fn search_recorded<S: Scorer>(
+    items: &[Item<S::Reading>],
+    scorer: &S,
+    costs: &Costs,
+    beam: usize,
+    start: &Chess,
+) -> (Search, History) {
+    let (s, h) = run(
+        items,
+        scorer,
+        costs,
+        beam,
+        start,
+        &HashMap::new(),
+        None,
+        None,
+        None,
+    );
+    (s, h.expect("a recording run returns its history"))
+}
+
+/// [`search_wide`] or (with no `wide`) [`search_forced`], resumed from `history`: the
+/// search that recorded it must have had the same items, scorer, costs, beam and start,
+/// and no forced plies and no wider items.
+#[allow(clippy::too_many_arguments)]
+pub fn search_resumed<S: Scorer>(
+    items: &[Item<S::Reading>],
+    scorer: &S,
+    costs: &Costs,
+    beam: usize,
+    start: &Chess,
+    forced: &HashMap<u32, Move>,
+    wide: Option<&Wide>,
+    history: &History,
+) -> Search {
+    run(
+        items,
+        scorer,
+        costs,
+        beam,
+        start,
+        forced,
+        None,
+        wide,
+        Some(history),
+    )
+    .0
+}
+
+/// The first item whose expansion may differ from the recorded one: a wider item, or a
+/// state reaching a forced ply.
+fn resume_point(history: &History, forced: &HashMap<u32, Move>, wide: Option<&Wide>) -> usize {
+    let mut r = history.states.len().saturating_sub(1);
+    if let Some(w) = wide {
+        if let Some(k) = w.items.iter().position(|&x| x) {
+            r = r.min(k);
+        }
+    }
+    if let Some(first) = forced.keys().min() {
+        if let Some(k) = history
+            .states
+            .iter()
+            .position(|b| b.iter().any(|s| s.next_ply() >= *first))
+        {
+            r = r.min(k);
+        }
+    }
+    r
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -362,7 +515,8 @@ fn run<'a, S: Scorer>(
     forced: &'a HashMap<u32, Move>,
     trace: Option<&mut Trace>,
     wide: Option<&Wide<'a>>,
-) -> Search {
+    resume: Option<&History>,
+) -> (Search, Option<History>) {
     let n = items.len();
     let mut e = Engine {
         items,
@@ -376,25 +530,49 @@ fn run<'a, S: Scorer>(
         bounds: HashMap::new(),
         forced,
     };
-    e.states.push(vec![State {
-        pos: start.clone(),
-        last: None,
-        ply: 0,
-        cost: 0.0,
-        node: NONE,
-        pending: Vec::new(),
-        result: None,
-    }]);
-    for i in 0..n {
+    let record = resume.is_none() && wide.is_none() && forced.is_empty() && trace.is_none();
+    let mut marks = Vec::new();
+    let mut waiting = Vec::new();
+    let from = match resume {
+        Some(h) => {
+            let r = resume_point(h, forced, wide);
+            e.states.extend(h.states[..=r].iter().cloned());
+            e.nodes.extend_from_slice(&h.nodes[..h.marks[r]]);
+            if let (Some(w), Some(c)) = (h.waiting.get(r), e.children.get_mut(r + 1)) {
+                c.clone_from(w);
+            }
+            e.memo.clone_from(&h.memo);
+            e.bounds.clone_from(&h.bounds);
+            r
+        }
+        None => {
+            e.states.push(vec![State {
+                pos: start.clone(),
+                last: None,
+                ply: 0,
+                cost: 0.0,
+                node: NONE,
+                pending: Vec::new(),
+                result: None,
+            }]);
+            marks.push(0);
+            0
+        }
+    };
+    for i in from..n {
         let w = wide.filter(|w| w.items.get(i).copied().unwrap_or(false));
         e.costs = w.map_or(costs, |w| w.costs);
         e.beam = w.map_or(beam, |w| w.beam).max(1);
+        if record {
+            waiting.push(e.children[i + 1].clone());
+        }
         let count = e.states[i].len();
         for si in 0..count {
             e.expand(i, si);
         }
         let next = e.materialize(i + 1);
         e.states.push(next);
+        marks.push(e.nodes.len());
     }
     e.costs = costs;
     if let Some(t) = trace {
@@ -415,7 +593,16 @@ fn run<'a, S: Scorer>(
             })
             .collect();
     }
-    e.finish()
+    let search = e.finish_paths();
+    let history = record.then(|| History {
+        states: std::mem::take(&mut e.states),
+        marks,
+        nodes: std::mem::take(&mut e.nodes),
+        waiting,
+        memo: std::mem::take(&mut e.memo),
+        bounds: std::mem::take(&mut e.bounds),
+    });
+    (search, history)
 }
 
 /// Per item, the beam's states as (position hash, plies played, plies pending, cost).
@@ -432,7 +619,7 @@ pub fn search_traced<S: Scorer>(
     forced: &HashMap<u32, Move>,
 ) -> (Search, Trace) {
     let mut t = Vec::new();
-    let s = run(
+    let (s, _) = run(
         items,
         scorer,
         costs,
@@ -440,6 +627,7 @@ pub fn search_traced<S: Scorer>(
         start,
         forced,
         Some(&mut t),
+        None,
         None,
     );
     (s, t)
@@ -598,9 +786,11 @@ impl<S: Scorer> Engine<'_, S> {
                     return;
                 }
                 if !s.pending.is_empty() {
-                    self.expand_pending(&s, from, i, reading, draw);
+                    let read = self.expand_pending(&s, from, i, reading, draw);
                     let near_best = self.may_recover(i, si, &s);
-                    if s.pending.len() < c.max_pending && !junk && near_best {
+                    // As for a state with nothing pending: the token is taken as bad too
+                    // only when no hidden moves make it read well.
+                    if s.pending.len() < c.max_pending && !junk && near_best && read > c.gate {
                         self.push_bad(&s, from, i, reading, draw);
                     }
                     self.push_skip(i, from, s.cost + skip_cost);
@@ -723,6 +913,8 @@ impl<S: Scorer> Engine<'_, S> {
     /// A hidden ply that had a reading (illegal/unreadable) still leans a little towards
     /// moves that resemble it; the next move token after `i` breaks ties between
     /// hypotheses that read item `i` equally well (it only orders them, it adds no cost).
+    /// Returns the cost of item `i`'s best reading after any hidden moves (infinite when
+    /// there is none).
     fn expand_pending(
         &mut self,
         s: &State,
@@ -730,7 +922,7 @@ impl<S: Scorer> Engine<'_, S> {
         i: usize,
         reading: &S::Reading,
         draw: bool,
-    ) {
+    ) -> f32 {
         let c = self.costs;
         // (cost so far, position, hidden moves)
         let mut seqs: Vec<(f32, Chess, Vec<Move>)> = vec![(0.0, s.pos.clone(), Vec::new())];
@@ -757,9 +949,25 @@ impl<S: Scorer> Engine<'_, S> {
             }
             seqs = next;
         }
-        let mut found: Vec<(f32, usize, Move, f32)> = Vec::new();
+        // Each hidden sequence reads item `i` in its own position. Only the
+        // `max_lookahead` cheapest readings (within `prune` of the best) go on, and a
+        // reading costs at least its sequence's hidden cost (scores are never negative),
+        // so sequences are read cheapest first and the rest are cut off once they cannot
+        // make the cut: the same readings as reading them all, in a fraction of the time
+        // (two hidden plies are ~1,000 sequences).
         let kinds = self.kinds_of(i as u32, reading);
-        for (k, (hc, p, ms)) in seqs.iter().enumerate() {
+        let force = self.forced.get(&(s.ply + s.pending.len() as u32)).copied();
+        let mut order: Vec<usize> = (0..seqs.len()).collect();
+        order.sort_by(|&a, &b| seqs[a].0.total_cmp(&seqs[b].0).then(a.cmp(&b)));
+        // (cost, sequence, move, reading cost, rank in the sequence)
+        let mut found: Vec<(f32, usize, Move, f32, usize)> = Vec::new();
+        let mut cut = Cutoff::new(c.max_lookahead);
+        let mut best = f32::INFINITY;
+        for k in order {
+            let (hc, p, ms) = &seqs[k];
+            if *hc > cut.bound().min(best + c.prune) {
+                break;
+            }
             let last = ms.last().or(s.last.as_ref());
             let ranked = rank_kinds(
                 self.scorer,
@@ -770,22 +978,28 @@ impl<S: Scorer> Engine<'_, S> {
                 false,
                 (last, c.prior_weight),
             );
-            let force = self.forced.get(&(s.ply + s.pending.len() as u32)).copied();
-            for (shape, cost) in ranked
+            for (j, (shape, cost)) in ranked
                 .iter()
                 .filter(|(sh, _)| force.is_none_or(|f| f == sh.mv))
                 .take(2)
+                .enumerate()
             {
-                found.push((hc + cost, k, shape.mv, *cost));
+                let total = hc + cost;
+                cut.add(total);
+                best = best.min(total);
+                found.push((total, k, shape.mv, *cost, j));
             }
         }
-        found.sort_by(|a, b| a.0.total_cmp(&b.0));
+        found.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.4.cmp(&b.4)));
         let Some(best) = found.first().map(|f| f.0) else {
-            return;
+            return f32::INFINITY;
         };
+        let read = found.iter().map(|f| f.3).fold(f32::INFINITY, f32::min);
         found.retain(|f| f.0 <= best + c.prune);
         found.truncate(c.max_lookahead);
-        // Order by what the next move token says about each hypothesis.
+        // Order by what the next move token says about each hypothesis. That adds at
+        // least nothing to a hypothesis' cost, so once the cost alone is past the
+        // `max_hidden_children`-th best key, no later one can make the cut.
         let next_reading = self.items[i + 1..]
             .iter()
             .enumerate()
@@ -795,7 +1009,11 @@ impl<S: Scorer> Engine<'_, S> {
             });
         let next_kinds = next_reading.map(|(r, j)| self.kinds_of(j, r));
         let mut keyed: Vec<(f32, usize)> = Vec::with_capacity(found.len());
-        for (n, (cost, k, mv, _)) in found.iter().enumerate() {
+        let mut cut = Cutoff::new(c.max_hidden_children);
+        for (n, (cost, k, mv, ..)) in found.iter().enumerate() {
+            if *cost > cut.bound() {
+                break;
+            }
             let la = match (next_reading, &next_kinds) {
                 (Some((r, j)), Some(kinds)) => {
                     let mut q = seqs[*k].1.clone();
@@ -814,11 +1032,12 @@ impl<S: Scorer> Engine<'_, S> {
                 }
                 _ => 0.0,
             };
+            cut.add(cost + la);
             keyed.push((cost + la, n));
         }
         keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
         for &(_, n) in keyed.iter().take(c.max_hidden_children) {
-            let (cost, k, mv, mcost) = found[n];
+            let (cost, k, mv, mcost, _) = found[n];
             let hidden = &seqs[k].2;
             let mut plies: Vec<PlyInfo> = s
                 .pending
@@ -853,6 +1072,7 @@ impl<S: Scorer> Engine<'_, S> {
                 },
             );
         }
+        read
     }
 
     fn expand_merge(
@@ -1005,9 +1225,10 @@ impl<S: Scorer> Engine<'_, S> {
             .map(|(m, _)| m)
     }
 
-    fn finish(mut self) -> Search {
+    /// The final hypotheses: the last beam's states with their pending plies settled.
+    fn finish_paths(&mut self) -> Search {
         let n = self.items.len();
-        let last = std::mem::take(&mut self.states[n]);
+        let last = self.states[n].clone();
         let mut paths: Vec<Path> = last
             .into_iter()
             .map(|s| {
@@ -1198,6 +1419,25 @@ fn number_cost(digits: &str, n: u32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cutoff_is_the_nth_smallest_so_far() {
+        let mut c = Cutoff::new(3);
+        assert_eq!(c.bound(), f32::INFINITY);
+        for v in [5.0, 1.0, 9.0] {
+            c.add(v);
+        }
+        assert_eq!(c.bound(), 9.0);
+        c.add(2.0);
+        assert_eq!(c.bound(), 5.0);
+        c.add(7.0);
+        assert_eq!(c.bound(), 5.0);
+        c.add(0.5);
+        assert_eq!(c.bound(), 2.0);
+        let mut none = Cutoff::new(0);
+        none.add(1.0);
+        assert_eq!(none.bound(), f32::NEG_INFINITY);
+    }
 
     #[test]
     fn number_costs() {

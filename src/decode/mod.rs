@@ -565,7 +565,7 @@ pub fn search_vs_truth(
     // The wider second pass, as `decode` runs it; where the truth was lost is traced in
     // the first.
     if let Some(again) =
-        search_around_trouble(&items, &scorer, &cfg.costs, cfg.beam, &start, &found)
+        search_around_trouble(&items, &scorer, &cfg.costs, cfg.beam, &start, &found, None)
     {
         if let Some(a) = again.paths.first() {
             found_cost = found_cost.min(a.cost);
@@ -633,22 +633,20 @@ fn search_around_trouble<S: Scorer>(
     beam: usize,
     start: &Chess,
     first: &engine::Search,
+    history: Option<&engine::History>,
 ) -> Option<engine::Search> {
     let wide = trouble_items(items, scorer, first.paths.first()?, costs)?;
     let wider = costs.widened();
-    Some(engine::search_wide(
-        items,
-        scorer,
-        costs,
-        beam,
-        start,
-        &std::collections::HashMap::new(),
-        &engine::Wide {
-            costs: &wider,
-            beam: costs.wide_beam,
-            items: &wide,
-        },
-    ))
+    let wide = engine::Wide {
+        costs: &wider,
+        beam: costs.wide_beam,
+        items: &wide,
+    };
+    let none = std::collections::HashMap::new();
+    Some(match history {
+        Some(h) => engine::search_resumed(items, scorer, costs, beam, start, &none, Some(&wide), h),
+        None => engine::search_wide(items, scorer, costs, beam, start, &none, &wide),
+    })
 }
 
 /// Most items searched again more widely in one game (about 250 plies).
@@ -813,11 +811,24 @@ pub fn decode<S: Scorer>(
     } else {
         &cfg.costs
     };
-    let mut search = match clean {
-        Some(path) => engine::Search { paths: vec![path] },
-        None => engine::search(items, scorer, costs, cfg.beam, &start),
+    // The later searches redo the first one's work up to where they differ; they start
+    // from its record there.
+    let (mut search, history) = match clean {
+        Some(path) => (engine::Search { paths: vec![path] }, None),
+        None => {
+            let (s, h) = engine::search_recorded(items, scorer, costs, cfg.beam, &start);
+            (s, Some(h))
+        }
     };
-    if let Some(again) = search_around_trouble(items, scorer, costs, cfg.beam, &start, &search) {
+    if let Some(again) = search_around_trouble(
+        items,
+        scorer,
+        costs,
+        cfg.beam,
+        &start,
+        &search,
+        history.as_ref(),
+    ) {
         if again
             .paths
             .first()
@@ -841,9 +852,12 @@ pub fn decode<S: Scorer>(
         .first()
         .and_then(|b| refine_hidden(items, scorer, cfg, &start, b))
     {
-        let again = aim(engine::search_forced(
-            items, scorer, costs, cfg.beam, &start, &forced,
-        ));
+        let again = aim(match &history {
+            Some(h) => {
+                engine::search_resumed(items, scorer, costs, cfg.beam, &start, &forced, None, h)
+            }
+            None => engine::search_forced(items, scorer, costs, cfg.beam, &start, &forced),
+        });
         if again.paths.first().is_some_and(|a| {
             search
                 .paths
@@ -1349,6 +1363,63 @@ mod tests {
         let got = sans(&one(text, &narrow));
         let right = got.iter().zip(&want).filter(|(a, b)| a == b).count();
         assert!(right < 70, "{right} plies right without the wider search");
+    }
+
+    #[test]
+    fn a_search_resumed_from_the_first_one_reads_as_a_fresh_one() {
+        // The noisy game of the test above, searched wider around two stretches and with
+        // forced plies, once from scratch and once resumed from the first search's record.
+        let text = r#"1. Af3 d5 2. g3 t6 3- Fg2 c6 4, -D Fg4 5. c4 e6 6. cxd5 Fxf3 /. fxf3 cxd5 8' d_4 Ac6 9 Ac3 Fc1 10. e 0-0 11. Fdz Kc8 12. Fgz Aa5 13. Ve2 Ac4 14. Fc1 Va5 15. e Qxe4 16. Axe4 Vb6 171. Kd1 Kfd8 18. b3 Axe41h. Fxe4 Ad6"#;
+        let lexed = lex(text);
+        let items = text_items(&lexed[0]);
+        let scorer = TextScorer::new(turkish());
+        let costs = Costs::default();
+        let start = Chess::default();
+        let (first, history) = engine::search_recorded(&items, &scorer, &costs, 64, &start);
+        let moves = |s: &engine::Search| -> Vec<(Vec<Option<shakmaty::Move>>, u32)> {
+            s.paths
+                .iter()
+                .map(|p| (p.plies.iter().map(|q| q.mv).collect(), p.cost.to_bits()))
+                .collect()
+        };
+        assert_eq!(
+            moves(&first),
+            moves(&engine::search(&items, &scorer, &costs, 64, &start))
+        );
+        let mut marked = vec![false; items.len()];
+        for k in (20..26).chain(50..54) {
+            marked[k] = true;
+        }
+        let wider = costs.widened();
+        let wide = engine::Wide {
+            costs: &wider,
+            beam: 256,
+            items: &marked,
+        };
+        let none = std::collections::HashMap::new();
+        let fresh = engine::search_wide(&items, &scorer, &costs, 64, &start, &none, &wide);
+        let resumed = engine::search_resumed(
+            &items,
+            &scorer,
+            &costs,
+            64,
+            &start,
+            &none,
+            Some(&wide),
+            &history,
+        );
+        assert!(!fresh.paths.is_empty());
+        assert_eq!(moves(&fresh), moves(&resumed));
+        let best = &first.paths[0].plies;
+        let forced: std::collections::HashMap<u32, shakmaty::Move> =
+            [(30u32, best[30].mv.unwrap())]
+                .into_iter()
+                .chain(best[31].mv.map(|m| (31, m)))
+                .collect();
+        let fresh = engine::search_forced(&items, &scorer, &costs, 64, &start, &forced);
+        let resumed =
+            engine::search_resumed(&items, &scorer, &costs, 64, &start, &forced, None, &history);
+        assert_eq!(moves(&fresh), moves(&resumed));
     }
 
     #[test]
