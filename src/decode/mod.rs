@@ -1013,7 +1013,10 @@ pub fn decode<S: Scorer>(
 /// beam chose them by the next token only, so a quiet missing move is often a blind
 /// guess that later moves contradict. For each, every legal move is tried and the one
 /// whose continuation reads best over the next move items is kept. Returns the moves to
-/// force, when any guess changed.
+/// force, when any guess changed: the second-guessed plies from the first changed one on.
+/// The plies before it are left free (forcing them to what the first search read changed
+/// nothing on 40 noisy games), so the forced search starts from the first search's record
+/// there instead of from the first move.
 fn refine_hidden<S: Scorer>(
     items: &[Item<S::Reading>],
     scorer: &S,
@@ -1040,7 +1043,7 @@ fn refine_hidden<S: Scorer>(
     }
     let mut moves: Vec<shakmaty::Move> = best.plies.iter().map_while(|p| p.mv).collect();
     let mut memo = engine::new_memo();
-    let mut changed = false;
+    let mut first_change = None;
     let mut forced = std::collections::HashMap::new();
     let mut tried = 0;
     for &j in &doubtful {
@@ -1131,12 +1134,14 @@ fn refine_hidden<S: Scorer>(
         if let (Some((c, m)), Some(cur)) = (scored.first(), current) {
             if *m != moves[j] && *c + 0.5 < cur {
                 moves[j] = *m;
-                changed = true;
+                first_change.get_or_insert(j as u32);
             }
         }
         forced.insert(j as u32, moves[j]);
     }
-    changed.then_some(forced)
+    let first = first_change?;
+    forced.retain(|&j, _| j >= first);
+    Some(forced)
 }
 
 /// The share of `chosen` among all legal moves of `pos` for `reading` (softmax of
