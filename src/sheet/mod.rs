@@ -28,6 +28,15 @@ pub const INK_MIN: f32 = 0.004;
 /// This many unwritten cells in a row end the game (a player does not skip four moves).
 pub const GAP_END: usize = 4;
 
+/// A cell at the end of the game whose ink is under this share of the sheet's median ink
+/// per written cell is a speck (a dot, a stray stroke), not a move. On the 23 dev sheets
+/// every cell holding a move has at least 0.36 of its sheet's median; the two trailing
+/// specks there (read as moves before) have 0.04 and 0.18.
+pub const FAINT_SHARE: f32 = 0.25;
+
+/// Written cells needed before the median ink is trusted to tell specks from moves.
+const FAINT_MIN_CELLS: usize = 6;
+
 /// How to read a sheet.
 #[derive(Debug, Clone)]
 pub struct SheetConfig {
@@ -178,7 +187,8 @@ pub fn read_gray(
             .map(|i| rec.written(i).into_iter().collect())
             .collect(),
     );
-    let (game, check) = decode_checked(&items, &languages(cfg, &[&rec]), cfg)?;
+    let (mut game, check) = decode_checked(&items, &languages(cfg, &[&rec]), cfg)?;
+    game.notes.extend(rec.specks.iter().cloned());
     let mut r = rec.reading(game, None, t0);
     r.final_board = check;
     Ok(r)
@@ -213,7 +223,9 @@ pub fn read_pair(
         .map(|i| recs.iter().flat_map(|r| r.written(i)).collect())
         .collect();
     let items = items_of(&longest.cells, readings);
-    let (game, check) = decode_checked(&items, &languages(cfg, &recs), cfg)?;
+    let (mut game, check) = decode_checked(&items, &languages(cfg, &recs), cfg)?;
+    game.notes
+        .extend(recs.iter().flat_map(|r| r.specks.iter().cloned()));
     let mut r = a.reading(game, b.as_ref(), t0);
     r.final_board = check;
     Ok(r)
@@ -226,6 +238,8 @@ struct Recognized {
     cells: Vec<layout::PageCell>,
     inks: Vec<f32>,
     readings: Vec<CtcReading>,
+    /// Notes on the faint cells left out at the end of the game.
+    specks: Vec<String>,
 }
 
 impl Recognized {
@@ -304,10 +318,25 @@ fn recognize(
         readings[i].add_view(alt);
     }
     let texts: Vec<&str> = readings.iter().map(|r| r.text.as_str()).collect();
-    let end = game_end(&inks, &texts);
+    let (end, faint) = game_end(&inks, &texts);
     if end == 0 {
         return Err(SheetError::Blank);
     }
+    let specks = faint
+        .iter()
+        .map(|&k| {
+            let c = &cells[k];
+            let side = match c.side {
+                Side::White => "White",
+                Side::Black => "Black",
+            };
+            format!(
+                "a faint mark in move {}'s {side} cell, after the game's last move, was not \
+                 read as a move (it read \"{}\")",
+                c.number, readings[k].text
+            )
+        })
+        .collect();
     cells.truncate(end);
     inks.truncate(end);
     readings.truncate(end);
@@ -316,6 +345,7 @@ fn recognize(
         layout: lay,
         cells,
         readings,
+        specks,
     })
 }
 
@@ -333,12 +363,14 @@ fn run_model(
 
 /// How many cells the game fills: up to the last written cell (ink that reads as something),
 /// but no further than the first run of [`GAP_END`] unwritten cells, whatever specks come
-/// later. 0 when nothing is written.
-fn game_end(inks: &[f32], texts: &[&str]) -> usize {
+/// later, and without faint cells at its end ([`FAINT_SHARE`]). 0 when nothing is written.
+/// Also returns the faint cells left out at the end.
+fn game_end(inks: &[f32], texts: &[&str]) -> (usize, Vec<usize>) {
+    let written = |k: usize| inks[k] >= INK_MIN && texts[k].chars().any(|c| c.is_alphanumeric());
     let mut end = 0;
     let mut run = 0;
-    for (&ink, t) in inks.iter().zip(texts) {
-        if ink >= INK_MIN && t.chars().any(|c| c.is_alphanumeric()) {
+    for k in 0..inks.len().min(texts.len()) {
+        if written(k) {
             end += run + 1;
             run = 0;
         } else {
@@ -348,7 +380,20 @@ fn game_end(inks: &[f32], texts: &[&str]) -> usize {
             }
         }
     }
-    end
+    let mut ink: Vec<f32> = (0..end).filter(|&k| written(k)).map(|k| inks[k]).collect();
+    let mut specks = Vec::new();
+    if ink.len() >= FAINT_MIN_CELLS {
+        ink.sort_by(f32::total_cmp);
+        let median = ink[ink.len() / 2];
+        while end > 0 && inks[end - 1] < FAINT_SHARE * median {
+            if written(end - 1) {
+                specks.push(end - 1);
+            }
+            end -= 1;
+        }
+    }
+    specks.reverse();
+    (end, specks)
 }
 
 /// The language given, or the likely ones from what was read on the copies.
@@ -501,23 +546,44 @@ mod tests {
     #[test]
     fn the_game_ends_at_the_last_written_cell_or_a_long_gap() {
         let w = 0.05;
+        let end = |inks: &[f32], texts: &[&str]| game_end(inks, texts).0;
         // Written, written, blank inside the game, written, then blanks: 4 cells.
         assert_eq!(
-            game_end(&[w, w, 0.0, w, 0.0, 0.0], &["e4", "e5", "", "Nc6", "", ""]),
+            end(&[w, w, 0.0, w, 0.0, 0.0], &["e4", "e5", "", "Nc6", "", ""]),
             4
         );
         // Ink that reads as nothing (a smudge) is not a move.
-        assert_eq!(game_end(&[w, w, w], &["e4", "e5", "-"]), 2);
+        assert_eq!(end(&[w, w, w], &["e4", "e5", "-"]), 2);
         // A speck far below the game does not extend it.
         let inks = [w, w, 0.0, 0.0, 0.0, 0.0, w];
         let texts = ["e4", "e5", "", "", "", "", "4"];
-        assert_eq!(game_end(&inks, &texts), 2);
-        assert_eq!(game_end(&[0.0, 0.0], &["", ""]), 0);
+        assert_eq!(end(&inks, &texts), 2);
+        assert_eq!(end(&[0.0, 0.0], &["", ""]), 0);
         // Three blanks inside a game are kept (as missing plies: see `items_of`).
-        assert_eq!(
-            game_end(&[w, 0.0, 0.0, 0.0, w], &["e4", "", "", "", "Nf3"]),
-            5
-        );
+        assert_eq!(end(&[w, 0.0, 0.0, 0.0, w], &["e4", "", "", "", "Nf3"]), 5);
+    }
+
+    #[test]
+    fn a_faint_mark_after_the_last_move_is_a_speck_not_a_move() {
+        let w = 0.08;
+        let game = ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4"];
+        // Right after the last move, and after blank cells (dev game45 and game51).
+        for tail in [vec![0.01], vec![0.0, 0.0, 0.0, 0.015]] {
+            let mut inks = vec![w; game.len()];
+            inks.extend(&tail);
+            let mut texts = game.to_vec();
+            texts.extend(tail.iter().map(|_| "Q2"));
+            let (end, specks) = game_end(&inks, &texts);
+            assert_eq!(end, game.len());
+            assert_eq!(specks, vec![inks.len() - 1]);
+        }
+        // A faint cell inside the game stays (the engine reads it or flags it), and a
+        // small but real last move is not a speck.
+        let inks = [w, w, 0.01, w, w, w, w, 0.4 * w];
+        let (end, specks) = game_end(&inks, &["e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "b5"]);
+        assert_eq!((end, specks.len()), (8, 0));
+        // Too few cells to judge: nothing is left out.
+        assert_eq!(game_end(&[w, w, 0.01], &["e4", "e5", "Q2"]).0, 3);
     }
 
     #[test]
