@@ -310,6 +310,60 @@ struct Kinds {
     mask: [Vec<bool>; 2],
     /// No bounds known: score every legal move.
     all: bool,
+    /// The kinds of `mask[0]` as (bound, index), cheapest first.
+    cheapest: Vec<(f32, usize)>,
+}
+
+impl Kinds {
+    /// A lower bound of the cost of reading the item in `pos` over the kinds of
+    /// `mask[0]` ([`rank_kinds`] with `direct` false): the bound of the cheapest kind
+    /// some piece of the side to move could play, ignoring pins and checks (infinite when
+    /// none could, so that reading finds no move).
+    fn floor(&self, pos: &Chess) -> f32 {
+        if self.all {
+            return 0.0;
+        }
+        self.cheapest
+            .iter()
+            .find(|&&(_, k)| could_play(pos, k))
+            .map_or(f32::INFINITY, |&(b, _)| b)
+    }
+}
+
+/// Whether the side to move in `pos` has a piece that might play a move of kind `k`
+/// (indexed like [`Scorer::bounds`]): true for every kind a legal move has, and for some
+/// others (pins, checks, blocked pawns and castling through check are not looked at).
+fn could_play(pos: &Chess, k: usize) -> bool {
+    use shakmaty::{attacks, CastlingSide, Piece, Role, Square};
+    let us = pos.turn();
+    let board = pos.board();
+    if k == 384 {
+        return [CastlingSide::KingSide, CastlingSide::QueenSide]
+            .into_iter()
+            .any(|side| {
+                pos.castles().has(us, side)
+                    && (pos.castles().path(us, side) & board.occupied()).is_empty()
+            });
+    }
+    let (Some(&role), Ok(to)) = (Role::ALL.get(k / 64), u32::try_from(k % 64)) else {
+        return false;
+    };
+    let to = Square::new(to);
+    if board.by_color(us).contains(to) {
+        return false;
+    }
+    let pieces = board.by_piece(Piece { color: us, role });
+    match role {
+        Role::Pawn => {
+            let forward: i32 = if us.is_white() { 8 } else { -8 };
+            let from = |steps: i32| to.offset(-forward * steps);
+            let double_rank = if us.is_white() { 3 } else { 4 };
+            (attacks::pawn_attacks(!us, to) & pieces).any()
+                || from(1).is_some_and(|f| pieces.contains(f))
+                || (to.rank() as u32 == double_rank && from(2).is_some_and(|f| pieces.contains(f)))
+        }
+        _ => (attacks::attacks(to, Piece { color: us, role }, board.occupied()) & pieces).any(),
+    }
 }
 
 /// Like [`rank`], but only over the moves of the given kinds: for enumerating many
@@ -643,14 +697,23 @@ impl<S: Scorer> Engine<'_, S> {
             Some(t) => {
                 let min = t.iter().copied().fold(f32::INFINITY, f32::min);
                 let within = |reach: f32| t.iter().map(|b| *b <= min + reach).collect();
+                let mut cheapest: Vec<(f32, usize)> = t
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| **b <= min + self.costs.reach)
+                    .map(|(k, b)| (*b, k))
+                    .collect();
+                cheapest.sort_by(|a, b| a.0.total_cmp(&b.0));
                 Kinds {
                     mask: [within(self.costs.reach), within(self.costs.direct_reach)],
                     all: false,
+                    cheapest,
                 }
             }
             None => Kinds {
                 mask: [Vec::new(), Vec::new()],
                 all: true,
+                cheapest: Vec::new(),
             },
         };
         let kinds = std::rc::Rc::new(kinds);
@@ -965,8 +1028,13 @@ impl<S: Scorer> Engine<'_, S> {
         let mut best = f32::INFINITY;
         for k in order {
             let (hc, p, ms) = &seqs[k];
-            if *hc > cut.bound().min(best + c.prune) {
+            let bound = cut.bound().min(best + c.prune);
+            if *hc > bound {
                 break;
+            }
+            // Most sequences leave the token reading as badly as before them.
+            if *hc + kinds.floor(p) > bound {
+                continue;
             }
             let last = ms.last().or(s.last.as_ref());
             let ranked = rank_kinds(
@@ -1018,6 +1086,9 @@ impl<S: Scorer> Engine<'_, S> {
                 (Some((r, j)), Some(kinds)) => {
                     let mut q = seqs[*k].1.clone();
                     q.play_unchecked(*mv);
+                    if cost + kinds.floor(&q).min(c.illegal) > cut.bound() {
+                        continue;
+                    }
                     rank_kinds(
                         self.scorer,
                         r,
@@ -1419,6 +1490,65 @@ fn number_cost(digits: &str, n: u32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kind index of a move, as in [`Scorer::bounds`].
+    fn kind(s: &Shape) -> usize {
+        if s.castle.is_some() {
+            384
+        } else {
+            (s.role as usize - 1) * 64 + s.to as usize
+        }
+    }
+
+    #[test]
+    fn every_legal_move_is_a_kind_that_could_be_played() {
+        // Every position of a few thousand random games (promotions, en passant, castling,
+        // checks and pins come up): no legal move may be ruled out, or the search would
+        // skip a reading it should have made.
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n as u64) as usize
+        };
+        let mut ruled_out = 0;
+        for _ in 0..2000 {
+            let mut pos = Chess::default();
+            for _ in 0..120 {
+                let shapes = crate::rules::shapes(&pos);
+                if shapes.is_empty() {
+                    break;
+                }
+                let playable: Vec<bool> = (0..385).map(|k| could_play(&pos, k)).collect();
+                for s in &shapes {
+                    assert!(
+                        playable[kind(s)],
+                        "{:?} in {}",
+                        s.mv,
+                        shakmaty::fen::Fen::from_position(&pos, EnPassantMode::Legal)
+                    );
+                }
+                ruled_out += playable.iter().filter(|&&p| !p).count();
+                pos.play_unchecked(shapes[next(shapes.len())].mv);
+            }
+        }
+        // And it does rule out most kinds (it is worth calling).
+        assert!(ruled_out > 0);
+    }
+
+    #[test]
+    fn could_play_rules_out_what_no_piece_can_reach() {
+        let start = Chess::default();
+        let k = |role: shakmaty::Role, sq: shakmaty::Square| (role as usize - 1) * 64 + sq as usize;
+        use shakmaty::{Role, Square};
+        assert!(could_play(&start, k(Role::Knight, Square::F3)));
+        assert!(could_play(&start, k(Role::Pawn, Square::E4)));
+        assert!(!could_play(&start, k(Role::Pawn, Square::E5)));
+        assert!(!could_play(&start, k(Role::Bishop, Square::E5)));
+        assert!(!could_play(&start, k(Role::Knight, Square::D2)));
+        assert!(!could_play(&start, 384));
+    }
 
     #[test]
     fn cutoff_is_the_nth_smallest_so_far() {
