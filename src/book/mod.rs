@@ -368,6 +368,8 @@ struct Pending {
     /// Highest move number seen.
     max_number: u32,
     ended: bool,
+    /// A scanned `*` was read (a result only if a new game follows).
+    maybe_ended: bool,
 }
 
 /// Where a diagram stands in the text flow.
@@ -396,6 +398,12 @@ fn assemble(pages: &[PageRead], cfg: &BookConfig) -> Book {
                 .filter_map(leading_number)
                 .collect()
         })
+        .collect();
+    // Each line's leading move number, if its first word is one.
+    let firsts: Vec<Option<u32>> = pages
+        .iter()
+        .flat_map(|p| &p.lines)
+        .map(|l| l.text.split_whitespace().next().and_then(leading_number))
         .collect();
     let next_number = |g: usize| -> Option<u32> {
         numbers[g]
@@ -477,7 +485,13 @@ fn assemble(pages: &[PageRead], cfg: &BookConfig) -> Book {
                     } else {
                         numbered || !unsure
                     });
-            if !is_moves {
+            // After a scanned `*`, a line just before a `1.` is the next game's heading
+            // (names forced into chess letters), not the end of this game.
+            let heading_before_game = cur.maybe_ended
+                && words.first().and_then(|w| leading_number(w)) != Some(1)
+                && firsts.get(line_index + 1) == Some(&Some(1))
+                && next_number(line_index + 1).is_none_or(|n| n <= 3);
+            if !is_moves || heading_before_game {
                 heading.push(l.text.clone());
                 continue;
             }
@@ -486,6 +500,19 @@ fn assemble(pages: &[PageRead], cfg: &BookConfig) -> Book {
             let restart = first_number == Some(1)
                 && cur.max_number > 1
                 && next_number(line_index).is_none_or(|n| n <= 3);
+            // A game whose `1.` was lost in the scan (and the game before it has no result
+            // read): the numbers fall back to 2 or 3 well into a game, after no more words
+            // than the moves before that number, and the next number follows on (a heading
+            // read as `2.` just before the next game's `1.` does not count).
+            let lost_one = first_number != Some(1)
+                && cur.max_number >= 10
+                && numbers[line_index].first().is_some_and(|&n| {
+                    let before = words.iter().take_while(|w| leading_number(w).is_none());
+                    (2..=3).contains(&n)
+                        && before.count() <= 2 * (n as usize - 1)
+                        && next_number(line_index) == Some(n + 1)
+                });
+            let restart = restart || lost_one;
             if (restart || cur.ended) && !cur.moves.trim().is_empty() {
                 finished.push(std::mem::take(&mut cur));
             }
@@ -503,6 +530,9 @@ fn assemble(pages: &[PageRead], cfg: &BookConfig) -> Book {
                 // `*` ends a game only in a text layer: a scanned dot can read as one.
                 if is_result(w) && !w.ends_with('-') && (*w != "*" || l.confidence >= 1.0) {
                     cur.ended = true;
+                }
+                if *w == "*" {
+                    cur.maybe_ended = true;
                 }
             }
             // A line broken at a hyphen (`O-` / `O`) joins without a space.
@@ -698,6 +728,46 @@ mod tests {
         let book = assemble(&pages, &BookConfig::default());
         let plies: Vec<usize> = book.games.iter().map(|g| g.plies.len()).collect();
         assert_eq!(plies, [16, 6]);
+    }
+
+    #[test]
+    fn a_game_whose_first_number_is_lost_still_starts_a_new_game() {
+        let pages = [
+            page(&[
+                "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5",
+                "7. Bb3 d6 8. c3 O-O 9. h3 Nb8 10. d4 Nbd7 11. Nbd2 Bb7",
+            ]),
+            // The next game: its `1.` and the previous game's result were not read.
+            page(&["d4 d5 2. c4 e6 3. Nc3 Nf6 4. Bg5 Be7 *"]),
+            // A misread number inside a game (`12.` as `2.`) does not start one.
+            page(&[
+                "1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 6. Be3 e5",
+                "7. Nb3 Be6 8. f3 Be7 9. Qd2 O-O 10. O-O-O Nbd7 11. g4 b5",
+                "2. g5 b4 13. Ne2 Ne8 *",
+            ]),
+        ];
+        let book = assemble(&pages, &BookConfig::default());
+        let plies: Vec<usize> = book.games.iter().map(|g| g.plies.len()).collect();
+        assert_eq!(plies, [22, 8, 26]);
+    }
+
+    #[test]
+    fn a_heading_after_a_scanned_star_and_before_a_new_game_is_not_moves() {
+        // Scanned lines (confidence 0.9): the `*` may be a dot, so it does not end the game
+        // by itself; the names line, forced into chess letters, comes right before a `1.`.
+        let pages = [page(&[
+            "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 *",
+            "2.Qhh1 Fc2 Qe1",
+            "1. d4 d5 2. c4 e6 *",
+        ])];
+        let book = assemble(&pages, &BookConfig::default());
+        let plies: Vec<usize> = book.games.iter().map(|g| g.plies.len()).collect();
+        assert_eq!(plies, [6, 4]);
+        assert!(
+            book.games[0].ignored.is_empty(),
+            "{:?}",
+            book.games[0].ignored
+        );
     }
 
     #[test]
