@@ -459,18 +459,7 @@ pub fn search_wide<S: Scorer>(
     forced: &HashMap<u32, Move>,
     wide: &Wide,
 ) -> Search {
-    run(
-        items,
-        scorer,
-        costs,
-        beam,
-        start,
-        forced,
-        None,
-        Some(wide),
-        None,
-    )
-    .0
+    search_resumed(items, scorer, costs, beam, start, forced, Some(wide), None)
 }
 
 /// What a search went through: every item's beam, and its caches. A later search of the
@@ -510,9 +499,9 @@ pub fn search_recorded<S: Scorer>(
     (s, h.expect("a recording run returns its history"))
 }
 
-/// [`search_wide`] or (with no `wide`) [`search_forced`], resumed from `history`: the
-/// search that recorded it must have had the same items, scorer, costs, beam and start,
-/// and no forced plies and no wider items.
+/// [`search_wide`] or (with no `wide`) [`search_forced`], resumed from `history` if
+/// given: the search that recorded it must have had the same items, scorer, costs, beam
+/// and start, and no forced plies and no wider items.
 #[allow(clippy::too_many_arguments)]
 pub fn search_resumed<S: Scorer>(
     items: &[Item<S::Reading>],
@@ -522,18 +511,10 @@ pub fn search_resumed<S: Scorer>(
     start: &Chess,
     forced: &HashMap<u32, Move>,
     wide: Option<&Wide>,
-    history: &History,
+    history: Option<&History>,
 ) -> Search {
     run(
-        items,
-        scorer,
-        costs,
-        beam,
-        start,
-        forced,
-        None,
-        wide,
-        Some(history),
+        items, scorer, costs, beam, start, forced, None, wide, history,
     )
     .0
 }

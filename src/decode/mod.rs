@@ -643,10 +643,16 @@ fn search_around_trouble<S: Scorer>(
         items: &wide,
     };
     let none = std::collections::HashMap::new();
-    Some(match history {
-        Some(h) => engine::search_resumed(items, scorer, costs, beam, start, &none, Some(&wide), h),
-        None => engine::search_wide(items, scorer, costs, beam, start, &none, &wide),
-    })
+    Some(engine::search_resumed(
+        items,
+        scorer,
+        costs,
+        beam,
+        start,
+        &none,
+        Some(&wide),
+        history,
+    ))
 }
 
 /// Most items searched again more widely in one game (about 250 plies).
@@ -852,12 +858,16 @@ pub fn decode<S: Scorer>(
         .first()
         .and_then(|b| refine_hidden(items, scorer, cfg, &start, b))
     {
-        let again = aim(match &history {
-            Some(h) => {
-                engine::search_resumed(items, scorer, costs, cfg.beam, &start, &forced, None, h)
-            }
-            None => engine::search_forced(items, scorer, costs, cfg.beam, &start, &forced),
-        });
+        let again = aim(engine::search_resumed(
+            items,
+            scorer,
+            costs,
+            cfg.beam,
+            &start,
+            &forced,
+            None,
+            history.as_ref(),
+        ));
         if again.paths.first().is_some_and(|a| {
             search
                 .paths
@@ -1411,7 +1421,7 @@ mod tests {
             &start,
             &none,
             Some(&wide),
-            &history,
+            Some(&history),
         );
         assert!(!fresh.paths.is_empty());
         assert_eq!(moves(&fresh), moves(&resumed));
@@ -1422,8 +1432,16 @@ mod tests {
                 .chain(best[31].mv.map(|m| (31, m)))
                 .collect();
         let fresh = engine::search_forced(&items, &scorer, &costs, 64, &start, &forced);
-        let resumed =
-            engine::search_resumed(&items, &scorer, &costs, 64, &start, &forced, None, &history);
+        let resumed = engine::search_resumed(
+            &items,
+            &scorer,
+            &costs,
+            64,
+            &start,
+            &forced,
+            None,
+            Some(&history),
+        );
         assert_eq!(moves(&fresh), moves(&resumed));
     }
 
