@@ -571,7 +571,11 @@ fn run<'a, S: Scorer>(
     let from = match resume {
         Some(h) => {
             let r = resume_point(h, forced, wide);
-            e.states.extend(h.states[..=r].iter().cloned());
+            // Only the beams of items r - 1 (parents of a merge waiting for item r + 1) and
+            // r are looked at again; the earlier ones stay empty.
+            let keep = r.saturating_sub(1);
+            e.states.resize_with(keep, Vec::new);
+            e.states.extend(h.states[keep..=r].iter().cloned());
             e.nodes.extend_from_slice(&h.nodes[..h.marks[r]]);
             if let (Some(w), Some(c)) = (h.waiting.get(r), e.children.get_mut(r + 1)) {
                 c.clone_from(w);
