@@ -389,21 +389,15 @@ fn assemble(pages: &[PageRead], cfg: &BookConfig) -> Book {
     // Every line's move numbers, in reading order: a `1.` starts a new game only when
     // the numbers after it go on from 1 (a speck read as `1...` beside a diagram split
     // a game of the scanned seed-9 book in two).
-    let numbers: Vec<Vec<u32>> = pages
+    let lines: Vec<&Line> = pages.iter().flat_map(|p| &p.lines).collect();
+    let numbers: Vec<Vec<u32>> = lines
         .iter()
-        .flat_map(|p| &p.lines)
         .map(|l| {
             l.text
                 .split_whitespace()
                 .filter_map(leading_number)
                 .collect()
         })
-        .collect();
-    // Each line's leading move number, if its first word is one.
-    let firsts: Vec<Option<u32>> = pages
-        .iter()
-        .flat_map(|p| &p.lines)
-        .map(|l| l.text.split_whitespace().next().and_then(leading_number))
         .collect();
     let next_number = |g: usize| -> Option<u32> {
         numbers[g]
@@ -412,6 +406,16 @@ fn assemble(pages: &[PageRead], cfg: &BookConfig) -> Book {
             .chain(numbers[g + 1..].iter().flatten())
             .next()
             .copied()
+    };
+    // Line `g` starting with `1.` starts a game when the numbers after it go on from 1.
+    let starts_game = |g: usize| next_number(g).is_none_or(|n| n <= 3);
+    let next_line_starts_game = |g: usize| {
+        lines
+            .get(g + 1)
+            .and_then(|l| l.text.split_whitespace().next())
+            .and_then(leading_number)
+            == Some(1)
+            && starts_game(g + 1)
     };
     let mut g = 0usize;
     for (pi, p) in pages.iter().enumerate() {
@@ -487,19 +491,15 @@ fn assemble(pages: &[PageRead], cfg: &BookConfig) -> Book {
                     });
             // After a scanned `*`, a line just before a `1.` is the next game's heading
             // (names forced into chess letters), not the end of this game.
-            let heading_before_game = cur.maybe_ended
-                && words.first().and_then(|w| leading_number(w)) != Some(1)
-                && firsts.get(line_index + 1) == Some(&Some(1))
-                && next_number(line_index + 1).is_none_or(|n| n <= 3);
+            let first_number = words.first().and_then(|w| leading_number(w));
+            let heading_before_game =
+                cur.maybe_ended && first_number != Some(1) && next_line_starts_game(line_index);
             if !is_moves || heading_before_game {
                 heading.push(l.text.clone());
                 continue;
             }
             any = true;
-            let first_number = words.first().and_then(|w| leading_number(w));
-            let restart = first_number == Some(1)
-                && cur.max_number > 1
-                && next_number(line_index).is_none_or(|n| n <= 3);
+            let restart = first_number == Some(1) && cur.max_number > 1 && starts_game(line_index);
             // A game whose `1.` was lost in the scan (and the game before it has no result
             // read): the numbers fall back to 2 or 3 well into a game, after no more words
             // than the moves before that number, and the next number follows on (a heading

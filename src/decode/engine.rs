@@ -24,7 +24,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use shakmaty::zobrist::Zobrist64;
 use shakmaty::{Chess, EnPassantMode, Move, Position};
 
-use super::scorer::Scorer;
+use super::scorer::{kind_index, Scorer, CASTLE_KIND};
 use super::{Costs, Item};
 use crate::record::{GameResult, Status};
 use crate::rules::{shapes, shapes_where, shapes_with_suffix, suffix_after, Shape};
@@ -337,7 +337,7 @@ fn could_play(pos: &Chess, k: usize) -> bool {
     use shakmaty::{attacks, CastlingSide, Piece, Role, Square};
     let us = pos.turn();
     let board = pos.board();
-    if k == 384 {
+    if k == CASTLE_KIND {
         return [CastlingSide::KingSide, CastlingSide::QueenSide]
             .into_iter()
             .any(|side| {
@@ -382,12 +382,9 @@ fn rank_kinds<S: Scorer>(
     }
     let mask = &kinds.mask[usize::from(direct)];
     let mut sh = shapes_where(pos, |role, to, castle| {
-        let k = if castle.is_some() {
-            384
-        } else {
-            (role as usize - 1) * 64 + to as usize
-        };
-        mask.get(k).copied().unwrap_or(true)
+        mask.get(kind_index(role, to, castle.is_some()))
+            .copied()
+            .unwrap_or(true)
     });
     if scorer.needs_suffix(reading) {
         for s in &mut sh {
@@ -1476,15 +1473,6 @@ fn number_cost(digits: &str, n: u32) -> f32 {
 mod tests {
     use super::*;
 
-    /// The kind index of a move, as in [`Scorer::bounds`].
-    fn kind(s: &Shape) -> usize {
-        if s.castle.is_some() {
-            384
-        } else {
-            (s.role as usize - 1) * 64 + s.to as usize
-        }
-    }
-
     #[test]
     fn every_legal_move_is_a_kind_that_could_be_played() {
         // Every position of a few thousand random games (promotions, en passant, castling,
@@ -1508,7 +1496,7 @@ mod tests {
                 let playable: Vec<bool> = (0..385).map(|k| could_play(&pos, k)).collect();
                 for s in &shapes {
                     assert!(
-                        playable[kind(s)],
+                        playable[kind_index(s.role, s.to, s.castle.is_some())],
                         "{:?} in {}",
                         s.mv,
                         shakmaty::fen::Fen::from_position(&pos, EnPassantMode::Legal)
@@ -1525,14 +1513,14 @@ mod tests {
     #[test]
     fn could_play_rules_out_what_no_piece_can_reach() {
         let start = Chess::default();
-        let k = |role: shakmaty::Role, sq: shakmaty::Square| (role as usize - 1) * 64 + sq as usize;
+        let k = |role: shakmaty::Role, sq: shakmaty::Square| kind_index(role, sq, false);
         use shakmaty::{Role, Square};
         assert!(could_play(&start, k(Role::Knight, Square::F3)));
         assert!(could_play(&start, k(Role::Pawn, Square::E4)));
         assert!(!could_play(&start, k(Role::Pawn, Square::E5)));
         assert!(!could_play(&start, k(Role::Bishop, Square::E5)));
         assert!(!could_play(&start, k(Role::Knight, Square::D2)));
-        assert!(!could_play(&start, 384));
+        assert!(!could_play(&start, CASTLE_KIND));
     }
 
     #[test]

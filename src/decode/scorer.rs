@@ -464,6 +464,19 @@ const RANKS: [char; 8] = ['1', '2', '3', '4', '5', '6', '7', '8'];
 /// Entries in a bounds table: 6 roles × 64 squares, then castling.
 pub const BOUNDS_LEN: usize = 385;
 
+/// The bounds-table entry of castling.
+pub const CASTLE_KIND: usize = 384;
+
+/// The bounds-table entry of a move: the moving piece's role and target square, or
+/// [`CASTLE_KIND`] for castling.
+pub fn kind_index(role: Role, to: shakmaty::Square, castle: bool) -> usize {
+    if castle {
+        CASTLE_KIND
+    } else {
+        (role as usize - 1) * 64 + to as usize
+    }
+}
+
 /// DP over a prefix pattern: `col[i]` is the cost of reading `read[..i]` as the whole
 /// pattern.
 fn dp_column(read: &[char], p: &Pattern) -> [f32; MAX_CHARS + 1] {
@@ -584,7 +597,7 @@ pub fn bounds_table(read: &[char], lang: &Lang) -> Vec<f32> {
             }
         }
     }
-    out[384] = 0.0;
+    out[CASTLE_KIND] = 0.0;
     out
 }
 
@@ -844,11 +857,7 @@ mod bound_tests {
                 let r = TextReading::plain(text);
                 let t = sc.bounds(&r).unwrap();
                 for s in shapes_with_suffix(&pos) {
-                    let k = if s.castle.is_some() {
-                        384
-                    } else {
-                        (s.role as usize - 1) * 64 + s.to as usize
-                    };
+                    let k = kind_index(s.role, s.to, s.castle.is_some());
                     let c = sc.cost(&r, &s);
                     assert!(
                         t[k] <= c + 1e-4,
