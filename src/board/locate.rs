@@ -42,6 +42,9 @@ pub const CANDIDATES: usize = 3;
 pub const MIN_SCORE: f32 = 0.25;
 /// Smallest [`BoardBox::checker`] that counts as a board.
 pub const MIN_CHECKER: f32 = 0.6;
+/// How much better (share of neighbouring square pairs) a lattice one square away must
+/// alternate to replace the one found ([`settle`]).
+pub const SHIFT_MARGIN: f32 = 0.03;
 /// Boards scoring at least this share of the best board's score compete on size, so that
 /// a page with two diagrams answers with the larger one. (A dev diagram beside a 0.6×
 /// copy of another scored 0.53 of the small one: a crisper lattice. No dev board changed.)
@@ -410,6 +413,50 @@ fn checker(img: &GrayImage, fx: Fit, fy: Fit) -> f32 {
     agree as f32 / 112.0
 }
 
+/// The lattice moved by a whole square where that makes the squares alternate better.
+///
+/// Text or a toolbar beside a board can stand in for its last line when the board's own
+/// edge is faint, pieces crowd its last rank, or the image cuts it: the lattice then holds
+/// one rank or file of page and loses one of the board, and still alternates over the rest.
+/// Of the lattice and its eight neighbours one square away (each at most half a square
+/// outside the image), the one whose squares alternate best ([`checker`]) wins, the lattice
+/// found keeping ties within [`SHIFT_MARGIN`]; repeated while it moves.
+fn settle(img: &GrayImage, mut fx: Fit, mut fy: Fit, mut chk: f32) -> (Fit, Fit, f32) {
+    let (w, h) = (img.width() as f32, img.height() as f32);
+    let inside =
+        |f: Fit, n: f32| f.start >= -f.size / 16.0 && f.start + f.size <= n + f.size / 16.0;
+    for _ in 0..2 {
+        let mut best = (fx, fy, chk + SHIFT_MARGIN);
+        for dx in -1..=1 {
+            for dy in -1..=1 {
+                if dx == 0 && dy == 0 {
+                    continue;
+                }
+                let sx = Fit {
+                    start: fx.start + dx as f32 * fx.size / 8.0,
+                    ..fx
+                };
+                let sy = Fit {
+                    start: fy.start + dy as f32 * fy.size / 8.0,
+                    ..fy
+                };
+                if !inside(sx, w) || !inside(sy, h) {
+                    continue;
+                }
+                let c = checker(img, sx, sy);
+                if c > best.2 {
+                    best = (sx, sy, c);
+                }
+            }
+        }
+        if best.0 == fx && best.1 == fy {
+            break;
+        }
+        (fx, fy, chk) = best;
+    }
+    (fx, fy, chk)
+}
+
 /// Finds the board in `img`.
 ///
 /// # Errors
@@ -467,6 +514,7 @@ pub fn locate(img: &GrayImage) -> Result<BoardBox, LocateError> {
             .unwrap_or((0.0, 0.0));
         return Err(LocateError::NoBoard { score, checker });
     };
+    let (fx, fy, checker) = settle(work, fx, fy, checker);
     let score = fx.score.min(fy.score);
     if k < 1.0 {
         // Refine at full resolution over a crop around the coarse box.
@@ -635,6 +683,29 @@ mod tests {
         );
         let tiny = GrayImage::from_pixel(20, 300, Luma([0]));
         assert!(matches!(locate(&tiny), Err(LocateError::TooSmall { .. })));
+    }
+
+    /// A lattice one rank too high (a rank of page above the board, the board's last rank
+    /// lost) and one file to the left moves back onto the board.
+    #[test]
+    fn settle_moves_a_shifted_lattice_back() {
+        let (ox, oy, sq) = (60u32, 90u32, 24u32);
+        let img = page(400, 400, ox, oy, sq);
+        let side = (8 * sq) as f32;
+        let fit = |start: f32| Fit {
+            start,
+            size: side,
+            score: 0.5,
+            contrast: 1.0,
+        };
+        let (fx, fy) = (fit((ox - sq) as f32), fit((oy - sq) as f32));
+        let chk = checker(&img, fx, fy);
+        let (sx, sy, c) = settle(&img, fx, fy, chk);
+        assert_eq!((sx.start, sy.start), (ox as f32, oy as f32));
+        assert!(c > chk + SHIFT_MARGIN, "{c} vs {chk}");
+        // The right lattice stays.
+        let (sx, sy, _) = settle(&img, fit(ox as f32), fit(oy as f32), c);
+        assert_eq!((sx.start, sy.start), (ox as f32, oy as f32));
     }
 
     #[test]
