@@ -89,7 +89,11 @@ fn main() {
         let (status, err) = match locate::locate(&gray) {
             Ok(b) => {
                 t.found += 1;
-                let got = b.scaled(1.0 / scale).corners();
+                let plain = std::env::var("PLAIN").is_ok();
+                let got = match locate::slant(&gray, &b).filter(|_| !plain) {
+                    Some(q) => q.map(|p| [p[0] / scale, p[1] / scale]),
+                    None => b.scaled(1.0 / scale).corners(),
+                };
                 boxed = format!(
                     "{:.0},{:.0},{:.0},{:.0}",
                     got[0][0], got[0][1], got[2][0], got[2][1]

@@ -12,9 +12,13 @@
 //! image are each completed by fitting the other axis over their span (sizes within
 //! [`ASPECT_TOL`], so the box is near-square) and refitting once; the best-scoring candidate
 //! whose squares alternate light and dark like a chessboard's ([`MIN_CHECKER`]; a ruled form
-//! or a table does not) wins, and is refined at full resolution. No perspective: a tilted or
-//! obliquely photographed board gets the box around it (a known gap), and a board cut tight
-//! at the image's edge may come back a few pixels inside (no edge to see there).
+//! or a table does not) wins. A lattice one square off (a rank of page in, the board's own
+//! last rank out) is moved back where the squares alternate better ([`settle`]), and the box
+//! is refined at full resolution. A board seen at a moderate slant gets its four corners
+//! from lattices fitted separately near each edge ([`slant`]) and is warped square before
+//! its squares are cut ([`rectified`]); a strong slant or a turned board is not followed
+//! (a known gap), and a board cut tight at the image's edge may come back a few pixels
+//! inside (no edge to see there).
 //!
 //! ```no_run
 //! let img = image::open("diagram.png").unwrap().to_luma8();
@@ -25,7 +29,8 @@
 //! ```
 
 use image::imageops::FilterType;
-use image::GrayImage;
+use image::{GrayImage, Luma};
+use imageproc::geometric_transformations::{warp_into, Interpolation, Projection};
 use serde::Serialize;
 
 /// Longest side the coarse search works at.
@@ -36,6 +41,8 @@ pub const MIN_FRAC: f32 = 0.2;
 pub const MIN_IMAGE_SIDE: u32 = 32;
 /// Largest relative difference between the box's width and height.
 pub const ASPECT_TOL: f32 = 0.15;
+/// [`ASPECT_TOL`] of the second try, where no near-square board is found.
+pub const WIDE_ASPECT_TOL: f32 = 0.45;
 /// How many first fits per axis are completed into candidate boxes.
 pub const CANDIDATES: usize = 3;
 /// Smallest [`BoardBox::score`] that counts as a board.
@@ -312,24 +319,24 @@ fn refine(p: &[f32], fit: Fit, r: i32) -> Fit {
     best
 }
 
-fn range_around(size: f32, n: usize) -> (usize, usize) {
-    let lo = (size * (1.0 - ASPECT_TOL)).floor().max(16.0) as usize;
-    let hi = ((size * (1.0 + ASPECT_TOL)).ceil() as usize).min(n.saturating_sub(1));
+fn range_around(size: f32, n: usize, tol: f32) -> (usize, usize) {
+    let lo = (size * (1.0 - tol)).floor().max(16.0) as usize;
+    let hi = ((size * (1.0 + tol)).ceil() as usize).min(n.saturating_sub(1));
     (lo, hi.max(lo))
 }
 
 /// Alternating fits from a first fit of one axis: the other axis over its span (sizes
-/// within [`ASPECT_TOL`]), then each axis once more over the other's span.
-fn fit_from(g: &Gradients, first: Fit, x_first: bool) -> Option<(Fit, Fit)> {
+/// within `tol` of each other), then each axis once more over the other's span.
+fn fit_from(g: &Gradients, first: Fit, x_first: bool, tol: f32) -> Option<(Fit, Fit)> {
     let (w, h) = (g.w, g.h);
     let span = |f: Fit| (f.start as usize, (f.start + f.size) as usize + 1);
     let fit_x = |fy: Fit| {
-        let (lo, hi) = range_around(fy.size, w);
+        let (lo, hi) = range_around(fy.size, w, tol);
         let (a, b) = span(fy);
         lattice(&g.columns(a, b), lo, hi)
     };
     let fit_y = |fx: Fit| {
-        let (lo, hi) = range_around(fx.size, h);
+        let (lo, hi) = range_around(fx.size, h, tol);
         let (a, b) = span(fx);
         lattice(&g.rows(a, b), lo, hi)
     };
@@ -351,15 +358,15 @@ fn pair_score(p: &(Fit, Fit)) -> f32 {
 
 /// Candidate boxes: the [`CANDIDATES`] best lattices of each axis over the whole image,
 /// each completed by [`fit_from`].
-fn candidates(g: &Gradients) -> Vec<(Fit, Fit)> {
+fn candidates(g: &Gradients, tol: f32) -> Vec<(Fit, Fit)> {
     let min_x = (g.w as f32 * MIN_FRAC) as usize;
     let min_y = (g.h as f32 * MIN_FRAC) as usize;
     let mut out = Vec::new();
     for fx in lattices(&g.columns(0, g.h), min_x, g.w, CANDIDATES) {
-        out.extend(fit_from(g, fx, true));
+        out.extend(fit_from(g, fx, true, tol));
     }
     for fy in lattices(&g.rows(0, g.w), min_y, g.h, CANDIDATES) {
-        out.extend(fit_from(g, fy, false));
+        out.extend(fit_from(g, fy, false, tol));
     }
     out
 }
@@ -420,12 +427,12 @@ fn checker(img: &GrayImage, fx: Fit, fy: Fit) -> f32 {
 /// one rank or file of page and loses one of the board, and still alternates over the rest.
 /// Of the lattice and its eight neighbours one square away (each at most half a square
 /// outside the image), the one whose squares alternate best ([`checker`]) wins, the lattice
-/// found keeping ties within [`SHIFT_MARGIN`]; repeated while it moves.
+/// found keeping ties within [`SHIFT_MARGIN`]; repeated while it moves (at most 8 times).
 fn settle(img: &GrayImage, mut fx: Fit, mut fy: Fit, mut chk: f32) -> (Fit, Fit, f32) {
     let (w, h) = (img.width() as f32, img.height() as f32);
     let inside =
         |f: Fit, n: f32| f.start >= -f.size / 16.0 && f.start + f.size <= n + f.size / 16.0;
-    for _ in 0..2 {
+    for _ in 0..8 {
         let mut best = (fx, fy, chk + SHIFT_MARGIN);
         for dx in -1..=1 {
             for dy in -1..=1 {
@@ -457,34 +464,10 @@ fn settle(img: &GrayImage, mut fx: Fit, mut fy: Fit, mut chk: f32) -> (Fit, Fit,
     (fx, fy, chk)
 }
 
-/// Finds the board in `img`.
-///
-/// # Errors
-///
-/// [`LocateError::TooSmall`] for an image under [`MIN_IMAGE_SIDE`] on a side;
-/// [`LocateError::NoBoard`] when nothing scores as a board.
-pub fn locate(img: &GrayImage) -> Result<BoardBox, LocateError> {
-    let (w, h) = img.dimensions();
-    if w < MIN_IMAGE_SIDE || h < MIN_IMAGE_SIDE {
-        return Err(LocateError::TooSmall {
-            width: w,
-            height: h,
-        });
-    }
-    let k = (WORK_SIDE as f32 / w.max(h) as f32).min(1.0);
-    let small;
-    let work = if k < 1.0 {
-        let sw = ((w as f32 * k).round() as u32).max(1);
-        let sh = ((h as f32 * k).round() as u32).max(1);
-        small = image::imageops::resize(img, sw, sh, FilterType::Triangle);
-        &small
-    } else {
-        img
-    };
-    let g = Gradients::new(work, 2);
-    // The best-scoring candidate that looks like a chessboard; failing that, the
-    // best-scoring one, reported as no board.
-    let mut cands: Vec<(Fit, Fit, f32)> = candidates(&g)
+/// The best-scoring candidate box (sizes within `tol`) that looks like a chessboard;
+/// failing that, the best-scoring one's figures as the error.
+fn choose(g: &Gradients, work: &GrayImage, tol: f32) -> Result<(Fit, Fit, f32), LocateError> {
+    let mut cands: Vec<(Fit, Fit, f32)> = candidates(g, tol)
         .into_iter()
         .map(|(fx, fy)| (fx, fy, checker(work, fx, fy)))
         .collect();
@@ -507,12 +490,64 @@ pub fn locate(img: &GrayImage) -> Result<BoardBox, LocateError> {
             .filter(|c| ok(c) && pair_score(&(c.0, c.1)) >= LARGEST_WITHIN * b)
             .max_by(|a, c| (a.0.size * a.1.size).total_cmp(&(c.0.size * c.1.size)))
     });
-    let Some(&(fx, fy, checker)) = chosen else {
+    chosen.copied().ok_or_else(|| {
         let (score, checker) = cands
             .first()
             .map(|c| (c.0.score.min(c.1.score).max(0.0), c.2))
             .unwrap_or((0.0, 0.0));
-        return Err(LocateError::NoBoard { score, checker });
+        LocateError::NoBoard { score, checker }
+    })
+}
+
+/// Finds the board in `img`.
+///
+/// # Errors
+///
+/// [`LocateError::TooSmall`] for an image under [`MIN_IMAGE_SIDE`] on a side;
+/// [`LocateError::NoBoard`] when nothing scores as a board.
+pub fn locate(img: &GrayImage) -> Result<BoardBox, LocateError> {
+    locate_with(img, false)
+}
+
+/// [`locate`], and where no near-square board is found, a second try for a box stretched by
+/// up to [`WIDE_ASPECT_TOL`] (a squashed camera preview, a page photographed at a slant).
+/// For images known to hold a diagram: on photos of physical sets the second try finds
+/// boards in the table and the pieces more often than [`locate`] does (4 more of the 100
+/// test renders and one of the 30 real photos of `boards/photos-3d-unlabelled`), so
+/// `--kind auto` does not use it.
+///
+/// # Errors
+///
+/// As [`locate`].
+pub fn locate_stretched(img: &GrayImage) -> Result<BoardBox, LocateError> {
+    locate_with(img, true)
+}
+
+fn locate_with(img: &GrayImage, stretched: bool) -> Result<BoardBox, LocateError> {
+    let (w, h) = img.dimensions();
+    if w < MIN_IMAGE_SIDE || h < MIN_IMAGE_SIDE {
+        return Err(LocateError::TooSmall {
+            width: w,
+            height: h,
+        });
+    }
+    let k = (WORK_SIDE as f32 / w.max(h) as f32).min(1.0);
+    let small;
+    let work = if k < 1.0 {
+        let sw = ((w as f32 * k).round() as u32).max(1);
+        let sh = ((h as f32 * k).round() as u32).max(1);
+        small = image::imageops::resize(img, sw, sh, FilterType::Triangle);
+        &small
+    } else {
+        img
+    };
+    let g = Gradients::new(work, 2);
+    // Near-square boxes first; a stretched one ([`locate_stretched`]) only where none is
+    // found.
+    let (fx, fy, checker) = match choose(&g, work, ASPECT_TOL) {
+        Ok(c) => c,
+        Err(e) if stretched => choose(&g, work, WIDE_ASPECT_TOL).map_err(|_| e)?,
+        Err(e) => return Err(e),
     };
     let (fx, fy, checker) = settle(work, fx, fy, checker);
     let score = fx.score.min(fy.score);
@@ -571,6 +606,157 @@ pub fn locate(img: &GrayImage) -> Result<BoardBox, LocateError> {
     Ok(clamped(if k < 1.0 { b.scaled(1.0 / k) } else { b }, w, h))
 }
 
+/// How far (in squares) a refined corner may be from the box's before the slant is not
+/// believed.
+pub const SLANT_MAX_MOVE: f32 = 1.0;
+/// How far (in squares) the lattice of a band of [`slant`] may start from the box's (its
+/// size twice as far).
+pub const SLANT_REACH: f32 = 0.4;
+/// How far inside the box (in squares) the bands of [`slant`] begin.
+pub const BAND_IN: f32 = 0.5;
+/// Smallest corner move (in squares) worth a warp: below it the box is read as it is.
+pub const SLANT_MIN_MOVE: f32 = 0.15;
+
+/// A board seen at a slant or turned a little: the four corners (top left, top right,
+/// bottom right, bottom left, image pixels) refined from the axis-aligned box, or `None`
+/// where the box already fits to within [`SLANT_MIN_MOVE`] of a square or no consistent
+/// slant is found.
+///
+/// The 9 vertical lines are fitted separately over the box's top two and bottom two ranks,
+/// and the 9 horizontal ones over its left two and right two files (each a lattice near the
+/// box's, [`refine`]); joining the two fits of each line gives straight lines whose outer
+/// ones meet at the corners. The slant is kept when the squares of the board warped square
+/// by it alternate at least as well as the box's ([`checker`]).
+pub fn slant(img: &GrayImage, b: &BoardBox) -> Option<[[f32; 2]; 4]> {
+    let (w, h) = img.dimensions();
+    let (sw, sh) = ((b.x1 - b.x0) / 8.0, (b.y1 - b.y0) / 8.0);
+    if sw < 4.0 || sh < 4.0 {
+        return None;
+    }
+    let cx0 = (b.x0 - 1.5 * sw).max(0.0) as u32;
+    let cy0 = (b.y0 - 1.5 * sh).max(0.0) as u32;
+    let cx1 = ((b.x1 + 1.5 * sw).ceil() as u32).min(w);
+    let cy1 = ((b.y1 + 1.5 * sh).ceil() as u32).min(h);
+    if cx1 <= cx0 + 16 || cy1 <= cy0 + 16 {
+        return None;
+    }
+    let crop = image::imageops::crop_imm(img, cx0, cy0, cx1 - cx0, cy1 - cy0).to_image();
+    let radius = (sw.min(sh) / 16.0).round().clamp(1.0, 3.0) as u32;
+    let g = Gradients::new(&crop, radius);
+    let (ox, oy) = (cx0 as f32, cy0 as f32);
+    let fx = Fit {
+        start: (b.x0 - ox).round(),
+        size: (b.x1 - b.x0).round(),
+        score: 0.0,
+        contrast: 0.0,
+    };
+    let fy = Fit {
+        start: (b.y0 - oy).round(),
+        size: (b.y1 - b.y0).round(),
+        ..fx
+    };
+    let r = (SLANT_REACH * sw.min(sh)).round().max(2.0) as i32;
+    let band = |a: f32, z: f32| (a.max(0.0) as usize, z.max(a + 1.0) as usize);
+    // Vertical lines over the top and bottom two ranks, horizontal over the outer files.
+    let (ta, tb) = band(fy.start + BAND_IN * sh, fy.start + (BAND_IN + 2.0) * sh);
+    let (ba, bb) = band(
+        fy.start + fy.size - (BAND_IN + 2.0) * sh,
+        fy.start + fy.size - BAND_IN * sh,
+    );
+    let (la, lb) = band(fx.start + BAND_IN * sw, fx.start + (BAND_IN + 2.0) * sw);
+    let (ra, rb) = band(
+        fx.start + fx.size - (BAND_IN + 2.0) * sw,
+        fx.start + fx.size - BAND_IN * sw,
+    );
+    let top = refine(&g.columns(ta, tb), fx, r);
+    let bottom = refine(&g.columns(ba, bb), fx, r);
+    let left = refine(&g.rows(la, lb), fy, r);
+    let right = refine(&g.rows(ra, rb), fy, r);
+    if [top, bottom, left, right]
+        .iter()
+        .any(|f| f.score < MIN_SCORE || f.contrast <= 0.0)
+    {
+        return None;
+    }
+    let (yt, yb) = ((ta + tb) as f32 / 2.0, (ba + bb) as f32 / 2.0);
+    let (xl, xr) = ((la + lb) as f32 / 2.0, (ra + rb) as f32 / 2.0);
+    // Line k of each family: x(y) for verticals, y(x) for horizontals.
+    let vx = |k: f32, y: f32| {
+        let (a, z) = (
+            top.start + k * top.size / 8.0,
+            bottom.start + k * bottom.size / 8.0,
+        );
+        a + (y - yt) * (z - a) / (yb - yt)
+    };
+    let hy = |k: f32, x: f32| {
+        let (a, z) = (
+            left.start + k * left.size / 8.0,
+            right.start + k * right.size / 8.0,
+        );
+        a + (x - xl) * (z - a) / (xr - xl)
+    };
+    let meet = |kv: f32, kh: f32| {
+        let (mut x, mut y) = (vx(kv, hy(kh, 0.0)), 0.0);
+        for _ in 0..6 {
+            y = hy(kh, x);
+            x = vx(kv, y);
+        }
+        [x + ox, y + oy]
+    };
+    let q = [
+        meet(0.0, 0.0),
+        meet(8.0, 0.0),
+        meet(8.0, 8.0),
+        meet(0.0, 8.0),
+    ];
+    let moved = q
+        .iter()
+        .zip(b.corners())
+        .map(|(a, c)| ((a[0] - c[0]) / sw).abs().max(((a[1] - c[1]) / sh).abs()))
+        .fold(0.0f32, f32::max);
+    if !moved.is_finite() || !(SLANT_MIN_MOVE..=SLANT_MAX_MOVE).contains(&moved) {
+        return None;
+    }
+    let (warped, rb_) = rectified(img, &q)?;
+    let side = rb_.x1 - rb_.x0;
+    let lat = |start: f32| Fit {
+        start,
+        size: side,
+        score: 0.0,
+        contrast: 0.0,
+    };
+    let straight = checker(&warped, lat(rb_.x0), lat(rb_.y0));
+    (straight >= b.checker).then_some(q)
+}
+
+/// The quadrilateral `q` (top left, top right, bottom right, bottom left) warped to a
+/// square of about its own size, with half a square of margin, and the box of the board in
+/// it. `None` for a degenerate quadrilateral.
+pub fn rectified(img: &GrayImage, q: &[[f32; 2]; 4]) -> Option<(GrayImage, BoardBox)> {
+    let d = |a: [f32; 2], c: [f32; 2]| ((a[0] - c[0]).powi(2) + (a[1] - c[1]).powi(2)).sqrt();
+    let side = ((d(q[0], q[1]) + d(q[1], q[2]) + d(q[2], q[3]) + d(q[3], q[0])) / 4.0)
+        .round()
+        .clamp(16.0, 4096.0);
+    let m = (side / 16.0).round();
+    let to = [(m, m), (m + side, m), (m + side, m + side), (m, m + side)];
+    let from = q.map(|p| (p[0], p[1]));
+    let p = Projection::from_control_points(from, to)?;
+    let n = (side + 2.0 * m) as u32;
+    let mut out = GrayImage::new(n, n);
+    warp_into(img, &p, Interpolation::Bilinear, Luma([255]), &mut out);
+    Some((
+        out,
+        BoardBox {
+            x0: m,
+            y0: m,
+            x1: m + side,
+            y1: m + side,
+            score: 0.0,
+            checker: 0.0,
+        },
+    ))
+}
+
 /// The box moved inside the image (a line found in the white margin is on the edge).
 fn clamped(b: BoardBox, w: u32, h: u32) -> BoardBox {
     BoardBox {
@@ -585,7 +771,6 @@ fn clamped(b: BoardBox, w: u32, h: u32) -> BoardBox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use image::Luma;
 
     /// A white page with text-like noise and an 8 × 8 checkerboard (with a frame) at
     /// `(ox, oy)`, squares of `sq` pixels.
@@ -706,6 +891,45 @@ mod tests {
         // The right lattice stays.
         let (sx, sy, _) = settle(&img, fit(ox as f32), fit(oy as f32), c);
         assert_eq!((sx.start, sy.start), (ox as f32, oy as f32));
+    }
+
+    /// A board photographed at a slant (corners moved by up to 0.3 of a square): the box
+    /// alone misses a corner by more than a quarter of a square, the slant fit by under a
+    /// fifth.
+    #[test]
+    fn slant_finds_the_corners_of_a_tilted_board() {
+        let (ox, oy, sq) = (100u32, 120u32, 30u32);
+        let flat = page(460, 500, ox, oy, sq);
+        let side = (8 * sq) as f32;
+        let (x0, y0) = (ox as f32, oy as f32);
+        let square = [
+            (x0, y0),
+            (x0 + side, y0),
+            (x0 + side, y0 + side),
+            (x0, y0 + side),
+        ];
+        let want = [
+            (x0 + 9.0, y0 + 3.0),
+            (x0 + side - 4.0, y0 - 6.0),
+            (x0 + side + 5.0, y0 + side + 4.0),
+            (x0 - 8.0, y0 + side - 2.0),
+        ];
+        let p = Projection::from_control_points(square, want).unwrap();
+        let mut img = GrayImage::new(460, 500);
+        warp_into(&flat, &p, Interpolation::Bilinear, Luma([245]), &mut img);
+        let b = locate(&img).unwrap();
+        let err = |q: [[f32; 2]; 4]| {
+            q.iter()
+                .zip(want)
+                .map(|(a, w)| (a[0] - w.0).abs().max((a[1] - w.1).abs()))
+                .fold(0.0f32, f32::max)
+                / sq as f32
+        };
+        assert!(err(b.corners()) > 0.25, "box {:?}", b.corners());
+        let q = slant(&img, &b).expect("a slant");
+        assert!(err(q) < 0.2, "slant {q:?}, want {want:?}");
+        // A straight board needs none.
+        assert_eq!(slant(&flat, &locate(&flat).unwrap()), None);
     }
 
     #[test]

@@ -242,8 +242,18 @@ fn read_scaled_gray(
 /// No board in the image, or the model fails.
 pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
     let t0 = Instant::now();
-    let bx = locate(img).map_err(BoardError::Locate)?;
-    let pixels = cut_squares(img, &bx);
+    let bx = if cfg.kind == BoardKind::Diagram {
+        locate::locate_stretched(img)
+    } else {
+        locate(img)
+    }
+    .map_err(BoardError::Locate)?;
+    // A slanted board is warped square first; its corners are then the slanted ones.
+    let warped = locate::slant(img, &bx).and_then(|q| Some((q, locate::rectified(img, &q)?)));
+    let (pixels, corners) = match &warped {
+        Some((q, (straight, sbx))) => (cut_squares(straight, sbx), *q),
+        None => (cut_squares(img, &bx), bx.corners()),
+    };
     let model = SquareModel::get().map_err(BoardError::Model)?;
     let logits = model
         .run_board(&pixels)
@@ -262,7 +272,7 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
         cfg,
         Located {
             kind: BoardKind::Diagram,
-            corners: bx.corners(),
+            corners,
             score: bx.score,
             checker: bx.checker,
         },
