@@ -13,7 +13,7 @@
 //! [`ASPECT_TOL`], so the box is near-square) and refitting once; the best-scoring candidate
 //! whose squares alternate light and dark like a chessboard's ([`MIN_CHECKER`]; a ruled form
 //! or a table does not) wins. A lattice one square off (a rank of page in, the board's own
-//! last rank out) is moved back where the squares alternate better ([`settle`]), and the box
+//! last rank out) is moved back where the squares alternate better (`settle`), and the box
 //! is refined at full resolution. A board seen at a moderate slant gets its four corners
 //! from lattices fitted separately near each edge ([`slant`]) and is warped square before
 //! its squares are cut ([`rectified`]); a strong slant or a turned board is not followed
@@ -50,7 +50,7 @@ pub const MIN_SCORE: f32 = 0.25;
 /// Smallest [`BoardBox::checker`] that counts as a board.
 pub const MIN_CHECKER: f32 = 0.6;
 /// How much better (share of neighbouring square pairs) a lattice one square away must
-/// alternate to replace the one found ([`settle`]).
+/// alternate to replace the one found (`settle`).
 pub const SHIFT_MARGIN: f32 = 0.03;
 /// Boards scoring at least this share of the best board's score compete on size, so that
 /// a page with two diagrams answers with the larger one. (A dev diagram beside a 0.6×
@@ -426,7 +426,7 @@ fn checker(img: &GrayImage, fx: Fit, fy: Fit) -> f32 {
 /// edge is faint, pieces crowd its last rank, or the image cuts it: the lattice then holds
 /// one rank or file of page and loses one of the board, and still alternates over the rest.
 /// Of the lattice and its eight neighbours one square away (each at most half a square
-/// outside the image), the one whose squares alternate best ([`checker`]) wins, the lattice
+/// outside the image), the one whose squares alternate best (`checker`) wins, the lattice
 /// found keeping ties within [`SHIFT_MARGIN`]; repeated while it moves (at most 8 times).
 fn settle(img: &GrayImage, mut fx: Fit, mut fy: Fit, mut chk: f32) -> (Fit, Fit, f32) {
     let (w, h) = (img.width() as f32, img.height() as f32);
@@ -624,9 +624,9 @@ pub const SLANT_MIN_MOVE: f32 = 0.15;
 ///
 /// The 9 vertical lines are fitted separately over the box's top two and bottom two ranks,
 /// and the 9 horizontal ones over its left two and right two files (each a lattice near the
-/// box's, [`refine`]); joining the two fits of each line gives straight lines whose outer
+/// box's, `refine`); joining the two fits of each line gives straight lines whose outer
 /// ones meet at the corners. The slant is kept when the squares of the board warped square
-/// by it alternate at least as well as the box's ([`checker`]).
+/// by it alternate at least as well as the box's (`checker`).
 pub fn slant(img: &GrayImage, b: &BoardBox) -> Option<[[f32; 2]; 4]> {
     let (w, h) = img.dimensions();
     let (sw, sh) = ((b.x1 - b.x0) / 8.0, (b.y1 - b.y0) / 8.0);
