@@ -1,5 +1,6 @@
 //! Time of each stage of the board pipeline on a folder of images (one core, one image at a
-//! time): decoding, locating, cutting the squares, the square model.
+//! time): decoding, locating (with the slant fit), cutting the squares (with the warp of a
+//! slanted board), the square model; as `hamle board --kind diagram`.
 //!
 //! `cargo run --release --example board_speed -- ../shared/data/boards/dev`
 //!
@@ -44,10 +45,17 @@ fn main() {
         };
         let t_load = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let Ok(bx) = locate(&gray) else { continue };
+        let Ok(bx) = locate::locate_stretched(&gray) else {
+            continue;
+        };
+        let q = locate::slant(&gray, &bx);
         let t_locate = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let px = cut_squares(&gray, &bx);
+        // A slanted board is warped square first, as `hamle board` does.
+        let px = match q.and_then(|q| locate::rectified(&gray, &q)) {
+            Some((straight, sbx)) => cut_squares(&straight, &sbx),
+            None => cut_squares(&gray, &bx),
+        };
         let t_cut = t.elapsed().as_secs_f64();
         let t = Instant::now();
         let _ = model.run_board(&px).expect("model runs");
