@@ -1,6 +1,6 @@
 //! Time of each stage of the board pipeline on a folder of images (one core, one image at a
 //! time): decoding, locating (with the slant fit), cutting the squares (with the warp of a
-//! slanted board), the square model; as `hamle board --kind diagram`.
+//! slanted board), the square model (with the second look at unsure squares); as `hamle board --kind diagram`.
 //!
 //! `cargo run --release --example board_speed -- ../shared/data/boards/dev`
 //!
@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use hamle::board::physical::{cut_pieces, find_lattice, WORK_SIDE};
 use hamle::board::pose::Camera;
-use hamle::board::{cut_squares, locate};
+use hamle::board::{cut_squares, locate, second_look};
 use hamle::model::{PieceModel, SquareModel};
 
 fn main() {
@@ -52,13 +52,16 @@ fn main() {
         let t_locate = t.elapsed().as_secs_f64();
         let t = Instant::now();
         // A slanted board is warped square first, as `hamle board` does.
-        let px = match q.and_then(|q| locate::rectified(&gray, &q)) {
-            Some((straight, sbx)) => cut_squares(&straight, &sbx),
-            None => cut_squares(&gray, &bx),
+        let straight = q.and_then(|q| locate::rectified(&gray, &q));
+        let (img, sbx) = match &straight {
+            Some((s, sbx)) => (s, *sbx),
+            None => (&gray, bx),
         };
+        let px = cut_squares(img, &sbx);
         let t_cut = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let _ = model.run_board(&px).expect("model runs");
+        let mut logits = model.run_board(&px).expect("model runs");
+        second_look(model, img, &sbx, &mut logits).expect("model runs");
         let t_model = t.elapsed().as_secs_f64();
         for (s, v) in sums.iter_mut().zip([t_load, t_locate, t_cut, t_model]) {
             *s += v;

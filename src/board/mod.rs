@@ -255,9 +255,18 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
         None => (cut_squares(img, &bx), bx.corners()),
     };
     let model = SquareModel::get().map_err(BoardError::Model)?;
-    let logits = model
+    let mut logits = model
         .run_board(&pixels)
         .map_err(|e| BoardError::Model(format!("{e:#}")))?;
+    // Unsure squares are read twice more, from the board box shrunk and grown by
+    // [`SECOND_LOOK_ZOOM`] of its side, and the three readings averaged.
+    {
+        let (simg, sbx) = match &warped {
+            Some((_, (straight, sbx))) => (straight, *sbx),
+            None => (img, bx),
+        };
+        second_look(model, simg, &sbx, &mut logits)?;
+    }
     let orientation = match cfg.orientation {
         Some(o) => o,
         None => {
@@ -278,6 +287,90 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
         },
         t0,
     ))
+}
+
+/// Share of the board's side by which [`second_look`] shrinks and grows the box.
+pub const SECOND_LOOK_ZOOM: f32 = 0.02;
+/// Squares whose most likely class has a probability under this get a [`second_look`].
+pub const SECOND_LOOK_BELOW: f32 = 0.9;
+
+/// Test-time augmentation for the unsure squares: the (up to 32) squares least sure of
+/// their class (below [`SECOND_LOOK_BELOW`]) are cut again from the box shrunk and from
+/// the box grown by [`SECOND_LOOK_ZOOM`] of its side (so a square's crop moves by up to a
+/// sixth of a square, more at the board's edges), all in one more batch of the model, and
+/// each such square's row becomes the mean of its three log-probability rows. Sure squares
+/// are left as they are, and a board without unsure squares costs nothing more.
+///
+/// # Errors
+///
+/// The model fails.
+pub fn second_look(
+    model: &SquareModel,
+    img: &GrayImage,
+    bx: &BoardBox,
+    logits: &mut [[f32; SQUARE_CLASSES]],
+) -> Result<(), BoardError> {
+    let mut unsure: Vec<(f32, usize)> = logits
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            (
+                log_softmax(l)
+                    .iter()
+                    .copied()
+                    .fold(f32::MIN, f32::max)
+                    .exp(),
+                i,
+            )
+        })
+        .filter(|(p, _)| *p < SECOND_LOOK_BELOW)
+        .collect();
+    if unsure.is_empty() {
+        return Ok(());
+    }
+    unsure.sort_by(|a, b| a.0.total_cmp(&b.0));
+    unsure.truncate(SQUARE_BATCH / 2);
+    let (w, h) = (bx.x1 - bx.x0, bx.y1 - bx.y0);
+    let f = SECOND_LOOK_ZOOM;
+    let views = [
+        BoardBox {
+            x0: bx.x0 + f * w,
+            y0: bx.y0 + f * h,
+            x1: bx.x1 - f * w,
+            y1: bx.y1 - f * h,
+            ..*bx
+        },
+        BoardBox {
+            x0: bx.x0 - f * w,
+            y0: bx.y0 - f * h,
+            x1: bx.x1 + f * w,
+            y1: bx.y1 + f * h,
+            ..*bx
+        },
+    ];
+    let s = SQUARE_S as usize;
+    let mut pixels = vec![0.0f32; SQUARE_BATCH * s * s];
+    for (slot, (view, &(_, i))) in views
+        .iter()
+        .flat_map(|v| unsure.iter().map(move |u| (v, u)))
+        .enumerate()
+    {
+        let crop = cut_square(img, view, i / 8, i % 8);
+        pixels[slot * s * s..(slot + 1) * s * s].copy_from_slice(&crop);
+    }
+    let more = model
+        .run_board(&pixels)
+        .map_err(|e| BoardError::Model(format!("{e:#}")))?;
+    let n = unsure.len();
+    for (k, &(_, i)) in unsure.iter().enumerate() {
+        let (a, b, c) = (
+            log_softmax(&logits[i]),
+            log_softmax(&more[k]),
+            log_softmax(&more[n + k]),
+        );
+        logits[i] = std::array::from_fn(|j| (a[j] + b[j] + c[j]) / 3.0);
+    }
+    Ok(())
 }
 
 /// Where a pipeline found the board, for [`finish`].
@@ -502,6 +595,18 @@ pub fn cut_squares(img: &GrayImage, bx: &BoardBox) -> Vec<f32> {
         }
     }
     out
+}
+
+/// The model input of one square (row `r` from the image's top, column `c` from its left) of
+/// the box, as [`cut_squares`] cuts it.
+pub fn cut_square(img: &GrayImage, bx: &BoardBox, r: usize, c: usize) -> Vec<f32> {
+    let sw = (bx.x1 - bx.x0) / 8.0;
+    let sh = (bx.y1 - bx.y0) / 8.0;
+    let x0 = bx.x0 + c as f32 * sw;
+    let y0 = bx.y0 + r as f32 * sh;
+    let mut crop = resample(img, [x0, y0, x0 + sw, y0 + sh], SQUARE_S as usize);
+    crop.iter_mut().for_each(|p| *p /= 255.0);
+    crop
 }
 
 /// Filter taps of one output axis: for each output pixel, the first input index and the
@@ -1349,6 +1454,43 @@ mod tests {
         assert!(c[0][0] > 0.99);
         assert!(c[3][3] < 0.1);
         assert!(c[0][5] <= 1.0);
+    }
+
+    /// The second look changes only the rows of unsure squares, and each to a mean of
+    /// log-probabilities (a row that still sums to probability 1).
+    #[test]
+    fn second_look_touches_only_unsure_squares() {
+        let sq = 40u32;
+        let img = GrayImage::from_fn(8 * sq + 40, 8 * sq + 40, |x, y| {
+            let inside = (20..20 + 8 * sq).contains(&x) && (20..20 + 8 * sq).contains(&y);
+            let dark = inside && ((x - 20) / sq + (y - 20) / sq) % 2 == 1;
+            image::Luma([if dark { 120 } else { 240 }])
+        });
+        let bx = locate(&img).unwrap();
+        let model = SquareModel::get().unwrap();
+        let mut sure = [[0.0f32; SQUARE_CLASSES]; 64];
+        for row in sure.iter_mut() {
+            row[0] = 10.0;
+        }
+        let mut logits = sure.to_vec();
+        second_look(model, &img, &bx, &mut logits).unwrap();
+        assert_eq!(logits, sure.to_vec());
+        // Square 9 (b7) unsure between empty and a white pawn.
+        logits[9][0] = 0.2;
+        logits[9][1] = 0.0;
+        second_look(model, &img, &bx, &mut logits).unwrap();
+        for (i, (a, b)) in logits.iter().zip(&sure).enumerate() {
+            if i != 9 {
+                assert_eq!(a, b, "square {i}");
+            }
+        }
+        let total: f32 = logits[9].iter().map(|v| v.exp()).sum();
+        assert!(total > 0.0 && total <= 1.0 + 1e-4, "{total}");
+        // An empty square of a crisp board: the two new looks say empty.
+        let best = (0..SQUARE_CLASSES)
+            .max_by(|&a, &b| logits[9][a].total_cmp(&logits[9][b]))
+            .unwrap();
+        assert_eq!(best, 0, "{:?}", logits[9]);
     }
 
     /// A drawn board with no pieces reads as empty squares in the right place.
