@@ -52,9 +52,8 @@ fn main() {
         let t_locate = t.elapsed().as_secs_f64();
         let t = Instant::now();
         // A slanted board is warped square first, as `hamle board` does.
-        let straight = q.and_then(|q| locate::rectified(&gray, &q));
-        let (img, sbx) = match &straight {
-            Some((s, sbx)) => (s, *sbx),
+        let (img, sbx) = match &q {
+            Some(s) => (&s.image, s.bx),
             None => (&gray, bx),
         };
         let px = cut_squares(img, &sbx);

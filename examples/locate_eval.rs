@@ -91,7 +91,7 @@ fn main() {
                 t.found += 1;
                 let plain = std::env::var("PLAIN").is_ok();
                 let got = match locate::slant(&gray, &b).filter(|_| !plain) {
-                    Some(q) => q.map(|p| [p[0] / scale, p[1] / scale]),
+                    Some(s) => s.corners.map(|p| [p[0] / scale, p[1] / scale]),
                     None => b.scaled(1.0 / scale).corners(),
                 };
                 boxed = format!(

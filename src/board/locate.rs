@@ -612,6 +612,10 @@ pub const SLANT_MAX_MOVE: f32 = 1.0;
 /// How far (in squares) the lattice of a band of [`slant`] may start from the box's (its
 /// size twice as far).
 pub const SLANT_REACH: f32 = 0.4;
+/// Square size (pixels) at which [`slant`] fits the lines of a larger board.
+pub const SLANT_SQUARE: f32 = 40.0;
+/// Largest square (pixels) of a board warped by [`rectified`]: the model reads 32.
+pub const RECTIFIED_SQUARE: f32 = 64.0;
 /// How far inside the box (in squares) the bands of [`slant`] begin.
 pub const BAND_IN: f32 = 0.5;
 /// Smallest corner move (in squares) worth a warp: below it the box is read as it is.
@@ -620,14 +624,14 @@ pub const SLANT_MIN_MOVE: f32 = 0.15;
 /// A board seen at a slant or turned a little: the four corners (top left, top right,
 /// bottom right, bottom left, image pixels) refined from the axis-aligned box, or `None`
 /// where the box already fits to within [`SLANT_MIN_MOVE`] of a square or no consistent
-/// slant is found.
+/// slant is found. With the corners comes the board warped square.
 ///
 /// The 9 vertical lines are fitted separately over the box's top two and bottom two ranks,
 /// and the 9 horizontal ones over its left two and right two files (each a lattice near the
 /// box's, `refine`); joining the two fits of each line gives straight lines whose outer
 /// ones meet at the corners. The slant is kept when the squares of the board warped square
 /// by it alternate at least as well as the box's (`checker`).
-pub fn slant(img: &GrayImage, b: &BoardBox) -> Option<[[f32; 2]; 4]> {
+pub fn slant(img: &GrayImage, b: &BoardBox) -> Option<Slanted> {
     let (w, h) = img.dimensions();
     let (sw, sh) = ((b.x1 - b.x0) / 8.0, (b.y1 - b.y0) / 8.0);
     if sw < 4.0 || sh < 4.0 {
@@ -641,18 +645,30 @@ pub fn slant(img: &GrayImage, b: &BoardBox) -> Option<[[f32; 2]; 4]> {
         return None;
     }
     let crop = image::imageops::crop_imm(img, cx0, cy0, cx1 - cx0, cy1 - cy0).to_image();
+    // Large boards are fitted at squares of SLANT_SQUARE pixels.
+    let k = (SLANT_SQUARE / sw.min(sh)).min(1.0);
+    let crop = if k < 1.0 {
+        let (cw, ch) = crop.dimensions();
+        let nw = ((cw as f32 * k).round() as u32).max(1);
+        let nh = ((ch as f32 * k).round() as u32).max(1);
+        image::imageops::resize(&crop, nw, nh, FilterType::Triangle)
+    } else {
+        crop
+    };
+    let (bw, bh) = (sw, sh);
+    let (sw, sh) = (sw * k, sh * k);
     let radius = (sw.min(sh) / 16.0).round().clamp(1.0, 3.0) as u32;
     let g = Gradients::new(&crop, radius);
     let (ox, oy) = (cx0 as f32, cy0 as f32);
     let fx = Fit {
-        start: (b.x0 - ox).round(),
-        size: (b.x1 - b.x0).round(),
+        start: ((b.x0 - ox) * k).round(),
+        size: ((b.x1 - b.x0) * k).round(),
         score: 0.0,
         contrast: 0.0,
     };
     let fy = Fit {
-        start: (b.y0 - oy).round(),
-        size: (b.y1 - b.y0).round(),
+        start: ((b.y0 - oy) * k).round(),
+        size: ((b.y1 - b.y0) * k).round(),
         ..fx
     };
     let r = (SLANT_REACH * sw.min(sh)).round().max(2.0) as i32;
@@ -701,7 +717,7 @@ pub fn slant(img: &GrayImage, b: &BoardBox) -> Option<[[f32; 2]; 4]> {
             y = hy(kh, x);
             x = vx(kv, y);
         }
-        [x + ox, y + oy]
+        [x / k + ox, y / k + oy]
     };
     let q = [
         meet(0.0, 0.0),
@@ -712,31 +728,47 @@ pub fn slant(img: &GrayImage, b: &BoardBox) -> Option<[[f32; 2]; 4]> {
     let moved = q
         .iter()
         .zip(b.corners())
-        .map(|(a, c)| ((a[0] - c[0]) / sw).abs().max(((a[1] - c[1]) / sh).abs()))
+        .map(|(a, c)| ((a[0] - c[0]) / bw).abs().max(((a[1] - c[1]) / bh).abs()))
         .fold(0.0f32, f32::max);
     if !moved.is_finite() || !(SLANT_MIN_MOVE..=SLANT_MAX_MOVE).contains(&moved) {
         return None;
     }
-    let (warped, rb_) = rectified(img, &q)?;
-    let side = rb_.x1 - rb_.x0;
+    let (image, bx) = rectified(img, &q)?;
+    let side = bx.x1 - bx.x0;
     let lat = |start: f32| Fit {
         start,
         size: side,
         score: 0.0,
         contrast: 0.0,
     };
-    let straight = checker(&warped, lat(rb_.x0), lat(rb_.y0));
-    (straight >= b.checker).then_some(q)
+    let straight = checker(&image, lat(bx.x0), lat(bx.y0));
+    (straight >= b.checker).then_some(Slanted {
+        corners: q,
+        image,
+        bx,
+    })
+}
+
+/// A slanted board ([`slant`]): its corners in the image, and the board warped square.
+#[derive(Debug, Clone)]
+pub struct Slanted {
+    /// Top left, top right, bottom right, bottom left, image pixels.
+    pub corners: [[f32; 2]; 4],
+    /// The board warped square ([`rectified`]).
+    pub image: GrayImage,
+    /// The board's box in `image`.
+    pub bx: BoardBox,
 }
 
 /// The quadrilateral `q` (top left, top right, bottom right, bottom left) warped to a
-/// square of about its own size, with half a square of margin, and the box of the board in
+/// square of about its own size (squares of at most [`RECTIFIED_SQUARE`] pixels), with half
+/// a square of margin, and the box of the board in
 /// it. `None` for a degenerate quadrilateral.
 pub fn rectified(img: &GrayImage, q: &[[f32; 2]; 4]) -> Option<(GrayImage, BoardBox)> {
     let d = |a: [f32; 2], c: [f32; 2]| ((a[0] - c[0]).powi(2) + (a[1] - c[1]).powi(2)).sqrt();
     let side = ((d(q[0], q[1]) + d(q[1], q[2]) + d(q[2], q[3]) + d(q[3], q[0])) / 4.0)
         .round()
-        .clamp(16.0, 4096.0);
+        .clamp(16.0, 8.0 * RECTIFIED_SQUARE);
     let m = (side / 16.0).round();
     let to = [(m, m), (m + side, m), (m + side, m + side), (m, m + side)];
     let from = q.map(|p| (p[0], p[1]));
@@ -926,10 +958,10 @@ mod tests {
                 / sq as f32
         };
         assert!(err(b.corners()) > 0.25, "box {:?}", b.corners());
-        let q = slant(&img, &b).expect("a slant");
+        let q = slant(&img, &b).expect("a slant").corners;
         assert!(err(q) < 0.2, "slant {q:?}, want {want:?}");
         // A straight board needs none.
-        assert_eq!(slant(&flat, &locate(&flat).unwrap()), None);
+        assert!(slant(&flat, &locate(&flat).unwrap()).is_none());
     }
 
     #[test]

@@ -249,9 +249,9 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
     }
     .map_err(BoardError::Locate)?;
     // A slanted board is warped square first; its corners are then the slanted ones.
-    let warped = locate::slant(img, &bx).and_then(|q| Some((q, locate::rectified(img, &q)?)));
+    let warped = locate::slant(img, &bx);
     let (pixels, corners) = match &warped {
-        Some((q, (straight, sbx))) => (cut_squares(straight, sbx), *q),
+        Some(s) => (cut_squares(&s.image, &s.bx), s.corners),
         None => (cut_squares(img, &bx), bx.corners()),
     };
     let model = SquareModel::get().map_err(BoardError::Model)?;
@@ -262,7 +262,7 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
     // [`SECOND_LOOK_ZOOM`] of its side, and the three readings averaged.
     {
         let (simg, sbx) = match &warped {
-            Some((_, (straight, sbx))) => (straight, *sbx),
+            Some(s) => (&s.image, s.bx),
             None => (img, bx),
         };
         second_look(model, simg, &sbx, &mut logits)?;
