@@ -9,11 +9,13 @@
 //! labelled board's side) of the labelled corner: close enough for every square crop to hold
 //! its own square. The images are split by the parity of their place in name order, so that
 //! a change can be made looking at one half (`even`) and judged on the other (`odd`).
-//! `--list` prints each image's result.
+//! `--list` prints each image's result; `--diagram` locates as `hamle board --kind diagram`
+//! does (a stretched box, then the image turned straight, where no board is found);
+//! `--no-slant` leaves out the slant fit.
 
 use std::path::Path;
 
-use hamle::board::locate;
+use hamle::board::{find_diagram, locate};
 
 /// The mask's corners: top left, top right, bottom right, bottom left.
 fn mask_corners(mask: &image::GrayImage) -> Option<[[f32; 2]; 4]> {
@@ -59,6 +61,8 @@ fn main() {
         .find(|a| !a.starts_with("--"))
         .unwrap_or_else(|| "../shared/data/boards/train/corners-3lc".into());
     let list = std::env::args().any(|a| a == "--list");
+    let diagram = std::env::args().any(|a| a == "--diagram");
+    let plain = std::env::args().any(|a| a == "--no-slant");
     let dir = Path::new(&dir);
     let mut names: Vec<String> = std::fs::read_dir(dir.join("images"))
         .expect("images folder")
@@ -86,17 +90,27 @@ fn main() {
             + dist(want[3], want[0]))
             / 4.0;
         let mut boxed = String::new();
-        let (status, err) = match locate::locate(&gray) {
-            Ok(b) => {
+        let (status, err) = match find_diagram(&gray, diagram) {
+            Ok((turned, b)) => {
                 t.found += 1;
-                let plain = std::env::var("PLAIN").is_ok();
-                let got = match locate::slant(&gray, &b).filter(|_| !plain) {
-                    Some(s) => s.corners.map(|p| [p[0] / scale, p[1] / scale]),
-                    None => b.scaled(1.0 / scale).corners(),
+                let frame = turned.as_ref().map_or(&gray, |t| &t.image);
+                let got = match locate::slant(frame, &b).filter(|_| !plain) {
+                    Some(s) => s.corners,
+                    None => b.corners(),
                 };
+                let got = got.map(|p| {
+                    let p = turned.as_ref().map_or(p, |t| t.to_original(p));
+                    [p[0] / scale, p[1] / scale]
+                });
                 boxed = format!(
-                    "{:.0},{:.0},{:.0},{:.0}",
-                    got[0][0], got[0][1], got[2][0], got[2][1]
+                    "{:.0},{:.0},{:.0},{:.0}\t{}",
+                    got[0][0],
+                    got[0][1],
+                    got[2][0],
+                    got[2][1],
+                    turned
+                        .as_ref()
+                        .map_or(String::new(), |t| format!("turned {:.1}", t.degrees))
                 );
                 let err = got
                     .iter()

@@ -789,6 +789,121 @@ pub fn rectified(img: &GrayImage, q: &[[f32; 2]; 4]) -> Option<(GrayImage, Board
     ))
 }
 
+/// Smallest turn (degrees) [`turn`] straightens.
+pub const TURN_MIN_DEG: f32 = 2.0;
+/// Largest turn (degrees) [`turn`] believes; beyond it a board is as likely turned by the
+/// other way round a quarter turn.
+pub const TURN_MAX_DEG: f32 = 40.0;
+
+/// An image turned so that a board in it stands straight ([`turn`]).
+#[derive(Debug, Clone)]
+pub struct Turned {
+    /// Degrees the image was turned by (clockwise on screen).
+    pub degrees: f32,
+    /// The turned image, on a canvas large enough to hold all of the original.
+    pub image: GrayImage,
+    /// From the turned image's pixels back to the original's.
+    back: Projection,
+}
+
+impl Turned {
+    /// A point of the turned image in the original's pixels.
+    pub fn to_original(&self, p: [f32; 2]) -> [f32; 2] {
+        let (x, y) = self.back * (p[0], p[1]);
+        [x, y]
+    }
+}
+
+/// The dominant direction of the image's edges, folded into a quarter turn: the
+/// gradient-weighted histogram of edge directions (Sobel; 1° bins, smoothed over 3) over the
+/// image scaled to [`WORK_SIDE`], its peak refined between bins. A board's lines give a
+/// sharp peak; `None` where the peak is under twice the histogram's mean (no direction
+/// stands out).
+pub fn edge_direction(img: &GrayImage) -> Option<f32> {
+    let (w, h) = img.dimensions();
+    let k = (WORK_SIDE as f32 / w.max(h) as f32).min(1.0);
+    let small;
+    let work = if k < 1.0 {
+        let sw = ((w as f32 * k).round() as u32).max(1);
+        let sh = ((h as f32 * k).round() as u32).max(1);
+        small = image::imageops::resize(img, sw, sh, FilterType::Triangle);
+        &small
+    } else {
+        img
+    };
+    let blurred = imageproc::filter::gaussian_blur_f32(work, 1.0);
+    let (w, h) = (blurred.width() as usize, blurred.height() as usize);
+    let raw = blurred.as_raw();
+    let px = |i: usize| raw[i] as f32;
+    let mut hist = [0.0f32; 90];
+    for y in 1..h.saturating_sub(1) {
+        for x in 1..w.saturating_sub(1) {
+            let i = y * w + x;
+            // Sobel.
+            let gx = px(i - w + 1) + 2.0 * px(i + 1) + px(i + w + 1)
+                - px(i - w - 1)
+                - 2.0 * px(i - 1)
+                - px(i + w - 1);
+            let gy = px(i + w - 1) + 2.0 * px(i + w) + px(i + w + 1)
+                - px(i - w - 1)
+                - 2.0 * px(i - w)
+                - px(i - w + 1);
+            let m = gx.abs() + gy.abs();
+            if m < 24.0 {
+                continue;
+            }
+            let deg = gy.atan2(gx).to_degrees().rem_euclid(90.0);
+            hist[(deg as usize).min(89)] += m;
+        }
+    }
+    let smooth: Vec<f32> = (0..90)
+        .map(|i| hist[(i + 89) % 90] + hist[i] + hist[(i + 1) % 90])
+        .collect();
+    let (peak, &top) = smooth
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))?;
+    let mean = smooth.iter().sum::<f32>() / 90.0;
+    if top < 2.0 * mean || top <= 0.0 {
+        return None;
+    }
+    let (l, r) = (smooth[(peak + 89) % 90], smooth[(peak + 1) % 90]);
+    let d = l - 2.0 * top + r;
+    let off = if d < 0.0 { 0.5 * (l - r) / d } else { 0.0 };
+    let deg = peak as f32 + 0.5 + off;
+    // Folded to -45..45: a board's lines at 3° or at 93° are the same board turned by 3°.
+    Some(if deg >= 45.0 { deg - 90.0 } else { deg })
+}
+
+/// The image turned so that its dominant edge direction ([`edge_direction`]) is upright,
+/// where that direction is off by [`TURN_MIN_DEG`] to [`TURN_MAX_DEG`]; `None` otherwise.
+pub fn turn(img: &GrayImage) -> Option<Turned> {
+    let deg = edge_direction(img)?;
+    if !(TURN_MIN_DEG..=TURN_MAX_DEG).contains(&deg.abs()) {
+        return None;
+    }
+    let (w, h) = (img.width() as f32, img.height() as f32);
+    let t = (-deg).to_radians();
+    let (c, s) = (t.cos().abs(), t.sin().abs());
+    let (nw, nh) = ((w * c + h * s).ceil(), (w * s + h * c).ceil());
+    let forward = Projection::translate(-w / 2.0, -h / 2.0)
+        .and_then(Projection::rotate(t))
+        .and_then(Projection::translate(nw / 2.0, nh / 2.0));
+    let mut out = GrayImage::new(nw as u32, nh as u32);
+    warp_into(
+        img,
+        &forward,
+        Interpolation::Bilinear,
+        Luma([255]),
+        &mut out,
+    );
+    Some(Turned {
+        degrees: deg,
+        image: out,
+        back: forward.invert(),
+    })
+}
+
 /// The box moved inside the image (a line found in the white margin is on the edge).
 fn clamped(b: BoardBox, w: u32, h: u32) -> BoardBox {
     BoardBox {
@@ -962,6 +1077,41 @@ mod tests {
         assert!(err(q) < 0.2, "slant {q:?}, want {want:?}");
         // A straight board needs none.
         assert!(slant(&flat, &locate(&flat).unwrap()).is_none());
+    }
+
+    /// A board turned by 12°: no axis-aligned lattice fits it, the turned image has it
+    /// upright, and its corners map back onto the turned board's.
+    #[test]
+    fn turn_straightens_a_turned_board() {
+        let (ox, oy, sq) = (110u32, 120u32, 30u32);
+        let flat = page(460, 480, ox, oy, sq);
+        let (cx, cy) = (230.0f32, 240.0f32);
+        let t = 12.0f32.to_radians();
+        let spin = Projection::translate(-cx, -cy)
+            .and_then(Projection::rotate(t))
+            .and_then(Projection::translate(cx, cy));
+        let mut img = GrayImage::new(460, 480);
+        warp_into(&flat, &spin, Interpolation::Bilinear, Luma([245]), &mut img);
+        let deg = edge_direction(&img).unwrap();
+        assert!((deg - 12.0).abs() < 1.0, "{deg}");
+        let turned = turn(&img).unwrap();
+        let b = locate(&turned.image).unwrap();
+        let side = (8 * sq) as f32;
+        let (x0, y0) = (ox as f32, oy as f32);
+        let square = [
+            [x0, y0],
+            [x0 + side, y0],
+            [x0 + side, y0 + side],
+            [x0, y0 + side],
+        ];
+        for (got, want) in b.corners().iter().zip(square) {
+            let (wx, wy) = spin * (want[0], want[1]);
+            let g = turned.to_original(*got);
+            let err = (g[0] - wx).abs().max((g[1] - wy).abs());
+            assert!(err < 0.25 * sq as f32, "{g:?} vs {:?}", (wx, wy));
+        }
+        // An upright board is not turned.
+        assert!(turn(&flat).is_none());
     }
 
     #[test]

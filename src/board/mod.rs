@@ -242,18 +242,19 @@ fn read_scaled_gray(
 /// No board in the image, or the model fails.
 pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
     let t0 = Instant::now();
-    let bx = if cfg.kind == BoardKind::Diagram {
-        locate::locate_stretched(img)
-    } else {
-        locate(img)
-    }
-    .map_err(BoardError::Locate)?;
+    let (turned, bx) = find_diagram(img, cfg.kind == BoardKind::Diagram)?;
+    let frame = turned.as_ref().map_or(img, |t| &t.image);
     // A slanted board is warped square first; its corners are then the slanted ones.
-    let warped = locate::slant(img, &bx);
+    let warped = locate::slant(frame, &bx);
     let (pixels, corners) = match &warped {
         Some(s) => (cut_squares(&s.image, &s.bx), s.corners),
-        None => (cut_squares(img, &bx), bx.corners()),
+        None => (cut_squares(frame, &bx), bx.corners()),
     };
+    let corners = match &turned {
+        Some(t) => corners.map(|p| t.to_original(p)),
+        None => corners,
+    };
+    let img = frame;
     let model = SquareModel::get().map_err(BoardError::Model)?;
     let mut logits = model
         .run_board(&pixels)
@@ -371,6 +372,31 @@ pub fn second_look(
         logits[i] = std::array::from_fn(|j| (a[j] + b[j] + c[j]) / 3.0);
     }
     Ok(())
+}
+
+/// The board's box in a grey image: [`locate`]; for an image known to hold a diagram
+/// (`diagram`), [`locate::locate_stretched`] and, where that finds none, the same in the
+/// image turned straight by its dominant edge direction ([`locate::turn`]), the box then
+/// being in the turned image. The first failure is the error.
+///
+/// # Errors
+///
+/// No board is found.
+pub fn find_diagram(
+    img: &GrayImage,
+    diagram: bool,
+) -> Result<(Option<locate::Turned>, BoardBox), BoardError> {
+    if !diagram {
+        return Ok((None, locate(img).map_err(BoardError::Locate)?));
+    }
+    match locate::locate_stretched(img) {
+        Ok(b) => Ok((None, b)),
+        Err(e) => {
+            let t = locate::turn(img).ok_or_else(|| BoardError::Locate(e.clone()))?;
+            let b = locate::locate_stretched(&t.image).map_err(|_| BoardError::Locate(e))?;
+            Ok((Some(t), b))
+        }
+    }
 }
 
 /// Where a pipeline found the board, for [`finish`].
