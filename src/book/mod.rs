@@ -31,7 +31,7 @@ use shakmaty::{Chess, Position};
 use crate::board::{BoardConfig, BoardReading};
 use crate::decode::{repair_text, scorer, DecodeConfig};
 use crate::pages::{Document, PageError};
-use crate::record::Game;
+use crate::record::{Game, Status};
 pub use text::{Glyph, Line};
 
 /// Scanned lines whose words' mean confidence is lower than this are not move text.
@@ -554,6 +554,15 @@ fn assemble(pages: &[PageRead], cfg: &BookConfig) -> Book {
         .map(|g| {
             let mut games = repair_text(&g.moves, &cfg.decode).ok()?;
             let mut game = games.drain(..).next()?;
+            // Text none of whose words reads as a legal move (a diagram's coordinates,
+            // a smudge) is not a game.
+            if !game
+                .plies
+                .iter()
+                .any(|p| matches!(p.status, Status::Ok | Status::Corrected))
+            {
+                return None;
+            }
             for (k, v) in players(&g.heading) {
                 if !game.headers.iter().any(|(h, _)| h == k) {
                     game.headers.push((k.to_string(), v));

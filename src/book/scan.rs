@@ -8,7 +8,9 @@
 //! Steps: the page is turned straight by the skew of its text rows; ink is found with a local
 //! mean; columns are split at vertical gutters no ink crosses; a column's rows with ink form
 //! line bands (a band much taller than the typical line is split at its thinnest row);
-//! a line's words are split at gaps wider than 0.28 of the line's height.
+//! a line's words are split at gaps wider than 0.28 of the line's height, and a box still
+//! wider than [`WIDE_WORD`] line heights (words set close in a tight justified line) at its
+//! widest inner gaps.
 
 use image::GrayImage;
 
@@ -169,6 +171,12 @@ fn bands(rows: &[u32]) -> Vec<(usize, usize)> {
     split
 }
 
+/// Widest word box (in band heights) taken as one word; wider ones are split at their
+/// widest gaps.
+pub const WIDE_WORD: f32 = 5.0;
+/// Smallest gap (share of the band's height) at which a too wide word box is split.
+pub const TIGHT_GAP: f32 = 0.12;
+
 /// Word boxes in a line band: ink runs split at gaps wider than 0.28 of the band's height
 /// (at least 3 pixels).
 fn words_in(bm: &vision::Bitmap, x0: usize, x1: usize, y0: usize, y1: usize) -> Vec<[u32; 4]> {
@@ -206,9 +214,65 @@ fn words_in(bm: &vision::Bitmap, x0: usize, x1: usize, y0: usize, y1: usize) -> 
             out.push([ax, top, bx, bottom]);
         }
     }
+    // A box far wider than any move is words set close in a tight justified line: it is
+    // split at its widest inner gap (at least [`TIGHT_GAP`] of the band's height) until no
+    // part is wider than [`WIDE_WORD`] band heights.
+    let band = (y1 - y0) as u32;
+    let min_gap = ((band as f32 * TIGHT_GAP).round() as usize).max(2);
+    let widest = WIDE_WORD * band as f32;
+    let mut spans: Vec<(usize, usize)> = out
+        .iter()
+        .map(|b| (b[0] as usize - x0, b[2] as usize - x0))
+        .collect();
+    let mut k = 0;
+    while k < spans.len() {
+        let (a, z) = spans[k];
+        if ((z - a) as f32) <= widest {
+            k += 1;
+            continue;
+        }
+        // The widest blank run strictly inside.
+        let (mut best, mut run_start) = (None::<(usize, usize)>, None::<usize>);
+        for (x, &n) in cols.iter().enumerate().take(z).skip(a) {
+            match (n == 0, run_start) {
+                (true, None) => run_start = Some(x),
+                (false, Some(s0)) => {
+                    if x - s0 >= min_gap && best.is_none_or(|(p, q)| x - s0 > q - p) {
+                        best = Some((s0, x));
+                    }
+                    run_start = None;
+                }
+                _ => {}
+            }
+        }
+        match best {
+            Some((p, q)) => {
+                spans[k] = (a, p);
+                spans.insert(k + 1, (q, z));
+            }
+            None => k += 1,
+        }
+    }
+    let out: Vec<[u32; 4]> = if spans.len() == out.len() {
+        out
+    } else {
+        spans
+            .into_iter()
+            .map(|(p, q)| {
+                let (ax, bx) = ((x0 + p) as u32, (x0 + q) as u32);
+                let rows = bm.ink_per_row(ax, bx, y0 as u32, y1 as u32);
+                let top = y0 as u32 + rows.iter().position(|&n| n > 0).unwrap_or(0) as u32;
+                let bottom = y0 as u32
+                    + rows
+                        .iter()
+                        .rposition(|&n| n > 0)
+                        .map_or(rows.len(), |i| i + 1) as u32;
+                [ax, top, bx, bottom.max(top + 1)]
+            })
+            .collect()
+    };
     // A lone narrow glyph close before a word belongs to it: a `1` with wide side bearings
     // (`1 1.` is `11.`), a figurine set in its own font (`♗ g5`). No word is one such glyph.
-    let band = (y1 - y0) as u32;
     let mut merged: Vec<[u32; 4]> = Vec::with_capacity(out.len());
     let mut i = 0;
     while i < out.len() {
@@ -264,6 +328,28 @@ mod tests {
             s.lines.iter().map(|l| (l.column, l.words.len())).collect();
         assert_eq!(shape, [(0, 2), (0, 2), (1, 1), (1, 2)]);
         assert_eq!(s.lines[0].words[0][0], 20);
+    }
+
+    /// Words set close in a tight line (gaps under the usual word gap) make one box far
+    /// wider than a move: it is split at its widest gaps until no part is over
+    /// `WIDE_WORD` band heights. A long word of its own stays whole.
+    #[test]
+    fn a_tight_line_is_split_into_words() {
+        let g = page(
+            &[&[(20, 40), (65, 40), (110, 40), (155, 40)], &[(20, 90)]],
+            400,
+        );
+        let s = scan(&g, &[]);
+        assert_eq!(s.lines.len(), 2);
+        let tight = &s.lines[0].words;
+        assert!(tight.len() >= 3, "{tight:?}");
+        assert_eq!((tight[0][0], tight[0][2]), (20, 59));
+        let band = 20.0 * WIDE_WORD;
+        assert!(
+            tight.iter().all(|w| ((w[2] - w[0]) as f32) <= band + 2.0),
+            "{tight:?}"
+        );
+        assert_eq!(s.lines[1].words.len(), 1);
     }
 
     #[test]
