@@ -420,6 +420,21 @@ fn checker(img: &GrayImage, fx: Fit, fy: Fit) -> f32 {
     agree as f32 / 112.0
 }
 
+/// The image scaled down so that its longer side is at most [`WORK_SIDE`], and the scale
+/// (≤ 1); the image itself where it is small enough.
+fn work_copy(img: &GrayImage) -> (std::borrow::Cow<'_, GrayImage>, f32) {
+    let (w, h) = img.dimensions();
+    let k = (WORK_SIDE as f32 / w.max(h).max(1) as f32).min(1.0);
+    if k < 1.0 {
+        let sw = ((w as f32 * k).round() as u32).max(1);
+        let sh = ((h as f32 * k).round() as u32).max(1);
+        let small = image::imageops::resize(img, sw, sh, FilterType::Triangle);
+        (std::borrow::Cow::Owned(small), k)
+    } else {
+        (std::borrow::Cow::Borrowed(img), k)
+    }
+}
+
 /// The lattice moved by a whole square where that makes the squares alternate better.
 ///
 /// Text or a toolbar beside a board can stand in for its last line when the board's own
@@ -531,16 +546,8 @@ fn locate_with(img: &GrayImage, stretched: bool) -> Result<BoardBox, LocateError
             height: h,
         });
     }
-    let k = (WORK_SIDE as f32 / w.max(h) as f32).min(1.0);
-    let small;
-    let work = if k < 1.0 {
-        let sw = ((w as f32 * k).round() as u32).max(1);
-        let sh = ((h as f32 * k).round() as u32).max(1);
-        small = image::imageops::resize(img, sw, sh, FilterType::Triangle);
-        &small
-    } else {
-        img
-    };
+    let (work, k) = work_copy(img);
+    let work = &*work;
     let g = Gradients::new(work, 2);
     // Near-square boxes first; a stretched one ([`locate_stretched`]) only where none is
     // found.
@@ -820,17 +827,8 @@ impl Turned {
 /// sharp peak; `None` where the peak is under twice the histogram's mean (no direction
 /// stands out).
 pub fn edge_direction(img: &GrayImage) -> Option<f32> {
-    let (w, h) = img.dimensions();
-    let k = (WORK_SIDE as f32 / w.max(h) as f32).min(1.0);
-    let small;
-    let work = if k < 1.0 {
-        let sw = ((w as f32 * k).round() as u32).max(1);
-        let sh = ((h as f32 * k).round() as u32).max(1);
-        small = image::imageops::resize(img, sw, sh, FilterType::Triangle);
-        &small
-    } else {
-        img
-    };
+    let (work, _) = work_copy(img);
+    let work = &*work;
     let blurred = imageproc::filter::gaussian_blur_f32(work, 1.0);
     let (w, h) = (blurred.width() as usize, blurred.height() as usize);
     let raw = blurred.as_raw();
