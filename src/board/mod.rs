@@ -207,12 +207,10 @@ pub fn read_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardEr
             Err(BoardError::Locate(LocateError::NoBoard { .. })) => physical::read_image(img, cfg),
             // A diagram read with little confidence may be a photo of a set: the surer
             // of the two readings wins.
-            Ok(d) if d.confidence < AUTO_SET_BELOW => {
-                match physical::read_image(img, cfg) {
-                    Ok(p) if p.confidence > d.confidence => Ok(p),
-                    _ => Ok(d),
-                }
-            }
+            Ok(d) if d.confidence < AUTO_SET_BELOW => match physical::read_image(img, cfg) {
+                Ok(p) if p.confidence > d.confidence => Ok(p),
+                _ => Ok(d),
+            },
             r => r,
         },
     }?;
