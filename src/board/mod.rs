@@ -1493,16 +1493,20 @@ mod tests {
         assert!(c[0][5] <= 1.0);
     }
 
+    /// An empty drawn board of squares of `sq` pixels, 20 pixels of white around it.
+    fn drawn_empty_board(sq: u32) -> GrayImage {
+        GrayImage::from_fn(8 * sq + 40, 8 * sq + 40, |x, y| {
+            let inside = (20..20 + 8 * sq).contains(&x) && (20..20 + 8 * sq).contains(&y);
+            let dark = inside && ((x - 20) / sq + (y - 20) / sq) % 2 == 1;
+            image::Luma([if dark { 120 } else { 240 }])
+        })
+    }
+
     /// The second look changes only the rows of unsure squares, and each to a mean of
     /// log-probabilities (a row that still sums to probability 1).
     #[test]
     fn second_look_touches_only_unsure_squares() {
-        let sq = 40u32;
-        let img = GrayImage::from_fn(8 * sq + 40, 8 * sq + 40, |x, y| {
-            let inside = (20..20 + 8 * sq).contains(&x) && (20..20 + 8 * sq).contains(&y);
-            let dark = inside && ((x - 20) / sq + (y - 20) / sq) % 2 == 1;
-            image::Luma([if dark { 120 } else { 240 }])
-        });
+        let img = drawn_empty_board(40);
         let bx = locate(&img).unwrap();
         let model = SquareModel::get().unwrap();
         let mut sure = [[0.0f32; SQUARE_CLASSES]; 64];
@@ -1533,12 +1537,7 @@ mod tests {
     /// A drawn board with no pieces reads as empty squares in the right place.
     #[test]
     fn empty_drawn_board_reads_empty() {
-        let sq = 40u32;
-        let img = GrayImage::from_fn(8 * sq + 40, 8 * sq + 40, |x, y| {
-            let inside = (20..20 + 8 * sq).contains(&x) && (20..20 + 8 * sq).contains(&y);
-            let dark = inside && ((x - 20) / sq + (y - 20) / sq) % 2 == 1;
-            image::Luma([if dark { 120 } else { 240 }])
-        });
+        let img = drawn_empty_board(40);
         let r = read_gray(&img, &BoardConfig::default()).unwrap();
         assert!((r.corners[0][0] - 20.0).abs() <= 2.0, "{:?}", r.corners);
         let empties = r.squares.iter().filter(|s| s.piece.is_none()).count();
