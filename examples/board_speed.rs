@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use hamle::board::physical::{cut_pieces, find_lattice, WORK_SIDE};
 use hamle::board::pose::Camera;
-use hamle::board::{cut_squares, locate, second_look};
+use hamle::board::{cut_squares, second_look, Found};
 use hamle::model::{PieceModel, SquareModel};
 
 fn main() {
@@ -45,22 +45,18 @@ fn main() {
         };
         let t_load = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let Ok(bx) = locate::locate_stretched(&gray) else {
+        let Ok(found) = Found::find(&gray, true) else {
             continue;
         };
-        let q = locate::slant(&gray, &bx);
         let t_locate = t.elapsed().as_secs_f64();
         let t = Instant::now();
         // A slanted board is warped square first, as `hamle board` does.
-        let (img, sbx) = match &q {
-            Some(s) => (&s.image, s.bx),
-            None => (&gray, bx),
-        };
-        let px = cut_squares(img, &sbx);
+        let (img, bx) = found.board(&gray);
+        let px = cut_squares(img, &bx);
         let t_cut = t.elapsed().as_secs_f64();
         let t = Instant::now();
         let mut logits = model.run_board(&px).expect("model runs");
-        second_look(model, img, &sbx, &mut logits).expect("model runs");
+        second_look(model, img, &bx, &mut logits).expect("model runs");
         let t_model = t.elapsed().as_secs_f64();
         for (s, v) in sums.iter_mut().zip([t_load, t_locate, t_cut, t_model]) {
             *s += v;

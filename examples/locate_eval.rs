@@ -15,7 +15,7 @@
 
 use std::path::Path;
 
-use hamle::board::{find_diagram, locate};
+use hamle::board::Found;
 
 /// The mask's corners: top left, top right, bottom right, bottom left.
 fn mask_corners(mask: &image::GrayImage) -> Option<[[f32; 2]; 4]> {
@@ -90,25 +90,21 @@ fn main() {
             + dist(want[3], want[0]))
             / 4.0;
         let mut boxed = String::new();
-        let (status, err) = match find_diagram(&gray, diagram) {
-            Ok((turned, b)) => {
+        let (status, err) = match Found::find(&gray, diagram) {
+            Ok(mut found) => {
                 t.found += 1;
-                let frame = turned.as_ref().map_or(&gray, |t| &t.image);
-                let got = match locate::slant(frame, &b).filter(|_| !plain) {
-                    Some(s) => s.corners,
-                    None => b.corners(),
-                };
-                let got = got.map(|p| {
-                    let p = turned.as_ref().map_or(p, |t| t.to_original(p));
-                    [p[0] / scale, p[1] / scale]
-                });
+                if plain {
+                    found.slanted = None;
+                }
+                let got = found.corners().map(|p| [p[0] / scale, p[1] / scale]);
                 boxed = format!(
                     "{:.0},{:.0},{:.0},{:.0}\t{}",
                     got[0][0],
                     got[0][1],
                     got[2][0],
                     got[2][1],
-                    turned
+                    found
+                        .turned
                         .as_ref()
                         .map_or(String::new(), |t| format!("turned {:.1}", t.degrees))
                 );

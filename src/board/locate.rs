@@ -425,14 +425,20 @@ fn checker(img: &GrayImage, fx: Fit, fy: Fit) -> f32 {
 fn work_copy(img: &GrayImage) -> (std::borrow::Cow<'_, GrayImage>, f32) {
     let (w, h) = img.dimensions();
     let k = (WORK_SIDE as f32 / w.max(h).max(1) as f32).min(1.0);
-    if k < 1.0 {
+    match shrunk(img, k) {
+        Some(small) => (std::borrow::Cow::Owned(small), k),
+        None => (std::borrow::Cow::Borrowed(img), k),
+    }
+}
+
+/// The image scaled by `k` (triangle filter), or `None` where `k` is not under 1.
+fn shrunk(img: &GrayImage, k: f32) -> Option<GrayImage> {
+    (k < 1.0).then(|| {
+        let (w, h) = img.dimensions();
         let sw = ((w as f32 * k).round() as u32).max(1);
         let sh = ((h as f32 * k).round() as u32).max(1);
-        let small = image::imageops::resize(img, sw, sh, FilterType::Triangle);
-        (std::borrow::Cow::Owned(small), k)
-    } else {
-        (std::borrow::Cow::Borrowed(img), k)
-    }
+        image::imageops::resize(img, sw, sh, FilterType::Triangle)
+    })
 }
 
 /// The lattice moved by a whole square where that makes the squares alternate better.
@@ -654,14 +660,7 @@ pub fn slant(img: &GrayImage, b: &BoardBox) -> Option<Slanted> {
     let crop = image::imageops::crop_imm(img, cx0, cy0, cx1 - cx0, cy1 - cy0).to_image();
     // Large boards are fitted at squares of SLANT_SQUARE pixels.
     let k = (SLANT_SQUARE / sw.min(sh)).min(1.0);
-    let crop = if k < 1.0 {
-        let (cw, ch) = crop.dimensions();
-        let nw = ((cw as f32 * k).round() as u32).max(1);
-        let nh = ((ch as f32 * k).round() as u32).max(1);
-        image::imageops::resize(&crop, nw, nh, FilterType::Triangle)
-    } else {
-        crop
-    };
+    let crop = shrunk(&crop, k).unwrap_or(crop);
     let (bw, bh) = (sw, sh);
     let (sw, sh) = (sw * k, sh * k);
     let radius = (sw.min(sh) / 16.0).round().clamp(1.0, 3.0) as u32;

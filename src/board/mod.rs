@@ -253,32 +253,16 @@ fn read_scaled_gray(
 /// No board in the image, or the model fails.
 pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
     let t0 = Instant::now();
-    let (turned, bx) = find_diagram(img, cfg.kind == BoardKind::Diagram)?;
-    let frame = turned.as_ref().map_or(img, |t| &t.image);
-    // A slanted board is warped square first; its corners are then the slanted ones.
-    let warped = locate::slant(frame, &bx);
-    let (pixels, corners) = match &warped {
-        Some(s) => (cut_squares(&s.image, &s.bx), s.corners),
-        None => (cut_squares(frame, &bx), bx.corners()),
-    };
-    let corners = match &turned {
-        Some(t) => corners.map(|p| t.to_original(p)),
-        None => corners,
-    };
-    let img = frame;
+    let found = Found::find(img, cfg.kind == BoardKind::Diagram)?;
+    let (board, bx) = found.board(img);
+    let pixels = cut_squares(board, &bx);
     let model = SquareModel::get().map_err(BoardError::Model)?;
     let mut logits = model
         .run_board(&pixels)
         .map_err(|e| BoardError::Model(format!("{e:#}")))?;
     // Unsure squares are read twice more, from the board box shrunk and grown by
     // [`SECOND_LOOK_ZOOM`] of its side, and the three readings averaged.
-    {
-        let (simg, sbx) = match &warped {
-            Some(s) => (&s.image, s.bx),
-            None => (img, bx),
-        };
-        second_look(model, simg, &sbx, &mut logits)?;
-    }
+    second_look(model, board, &bx, &mut logits)?;
     let orientation = match cfg.orientation {
         Some(o) => o,
         None => {
@@ -293,9 +277,9 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
         cfg,
         Located {
             kind: BoardKind::Diagram,
-            corners,
-            score: bx.score,
-            checker: bx.checker,
+            corners: found.corners(),
+            score: found.bx.score,
+            checker: found.bx.checker,
         },
         t0,
     ))
@@ -343,23 +327,15 @@ pub fn second_look(
     unsure.sort_by(|a, b| a.0.total_cmp(&b.0));
     unsure.truncate(SQUARE_BATCH / 2);
     let (w, h) = (bx.x1 - bx.x0, bx.y1 - bx.y0);
-    let f = SECOND_LOOK_ZOOM;
-    let views = [
-        BoardBox {
-            x0: bx.x0 + f * w,
-            y0: bx.y0 + f * h,
-            x1: bx.x1 - f * w,
-            y1: bx.y1 - f * h,
-            ..*bx
-        },
-        BoardBox {
-            x0: bx.x0 - f * w,
-            y0: bx.y0 - f * h,
-            x1: bx.x1 + f * w,
-            y1: bx.y1 + f * h,
-            ..*bx
-        },
-    ];
+    // The box shrunk by `f` of its side on each edge (grown for a negative `f`).
+    let inset = |f: f32| BoardBox {
+        x0: bx.x0 + f * w,
+        y0: bx.y0 + f * h,
+        x1: bx.x1 - f * w,
+        y1: bx.y1 - f * h,
+        ..*bx
+    };
+    let views = [inset(SECOND_LOOK_ZOOM), inset(-SECOND_LOOK_ZOOM)];
     let s = SQUARE_S as usize;
     let mut pixels = vec![0.0f32; SQUARE_BATCH * s * s];
     for (slot, (view, &(_, i))) in views
@@ -385,27 +361,69 @@ pub fn second_look(
     Ok(())
 }
 
-/// The board's box in a grey image: [`locate`]; for an image known to hold a diagram
-/// (`diagram`), [`locate::locate_stretched`] and, where that finds none, the same in the
-/// image turned straight by its dominant edge direction ([`locate::turn`]), the box then
-/// being in the turned image. The first failure is the error.
-///
-/// # Errors
-///
-/// No board is found.
-pub fn find_diagram(
-    img: &GrayImage,
-    diagram: bool,
-) -> Result<(Option<locate::Turned>, BoardBox), BoardError> {
-    if !diagram {
-        return Ok((None, locate(img).map_err(BoardError::Locate)?));
+/// A diagram found in a grey image and made ready to cut: its box in the image it was found
+/// in (the image itself, or a copy turned straight), and where the board is slanted, the
+/// board warped square ([`locate::slant`]).
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// The image turned straight, where the board was only found so.
+    pub turned: Option<locate::Turned>,
+    /// The board's box in the image it was found in.
+    pub bx: BoardBox,
+    /// The board warped square, where it is slanted.
+    pub slanted: Option<locate::Slanted>,
+}
+
+impl Found {
+    /// The board in `img`: [`locate`]; for an image known to hold a diagram (`diagram`),
+    /// [`locate::locate_stretched`] and, where that finds none, the same in the image
+    /// turned straight by its dominant edge direction ([`locate::turn`]). Then the slant.
+    ///
+    /// # Errors
+    ///
+    /// No board is found (the first failure).
+    pub fn find(img: &GrayImage, diagram: bool) -> Result<Found, BoardError> {
+        let (turned, bx) = if !diagram {
+            (None, locate(img).map_err(BoardError::Locate)?)
+        } else {
+            match locate::locate_stretched(img) {
+                Ok(b) => (None, b),
+                Err(e) => {
+                    let t = locate::turn(img).ok_or_else(|| BoardError::Locate(e.clone()))?;
+                    let b =
+                        locate::locate_stretched(&t.image).map_err(|_| BoardError::Locate(e))?;
+                    (Some(t), b)
+                }
+            }
+        };
+        let slanted = locate::slant(turned.as_ref().map_or(img, |t| &t.image), &bx);
+        Ok(Found {
+            turned,
+            bx,
+            slanted,
+        })
     }
-    match locate::locate_stretched(img) {
-        Ok(b) => Ok((None, b)),
-        Err(e) => {
-            let t = locate::turn(img).ok_or_else(|| BoardError::Locate(e.clone()))?;
-            let b = locate::locate_stretched(&t.image).map_err(|_| BoardError::Locate(e))?;
-            Ok((Some(t), b))
+
+    /// The image the squares are cut from and the board's box in it (`img` is the image
+    /// the board was looked for in).
+    pub fn board<'a>(&'a self, img: &'a GrayImage) -> (&'a GrayImage, BoardBox) {
+        match (&self.slanted, &self.turned) {
+            (Some(s), _) => (&s.image, s.bx),
+            (None, Some(t)) => (&t.image, self.bx),
+            (None, None) => (img, self.bx),
+        }
+    }
+
+    /// The board's corners in the pixels of the image it was looked for in: top left, top
+    /// right, bottom right, bottom left.
+    pub fn corners(&self) -> [[f32; 2]; 4] {
+        let c = self
+            .slanted
+            .as_ref()
+            .map_or(self.bx.corners(), |s| s.corners);
+        match &self.turned {
+            Some(t) => c.map(|p| t.to_original(p)),
+            None => c,
         }
     }
 }
@@ -621,14 +639,9 @@ fn round3(v: f32) -> f64 {
 pub fn cut_squares(img: &GrayImage, bx: &BoardBox) -> Vec<f32> {
     let s = SQUARE_S as usize;
     let mut out = Vec::with_capacity(SQUARE_BATCH * s * s);
-    let sw = (bx.x1 - bx.x0) / 8.0;
-    let sh = (bx.y1 - bx.y0) / 8.0;
     for r in 0..8 {
         for c in 0..8 {
-            let x0 = bx.x0 + c as f32 * sw;
-            let y0 = bx.y0 + r as f32 * sh;
-            let crop = resample(img, [x0, y0, x0 + sw, y0 + sh], s);
-            out.extend(crop.iter().map(|&p| p / 255.0));
+            out.extend(cut_square(img, bx, r, c));
         }
     }
     out

@@ -204,14 +204,10 @@ fn words_in(bm: &vision::Bitmap, x0: usize, x1: usize, y0: usize, y1: usize) -> 
             }
             x += 1;
         }
-        // The word's vertical ink extent inside the band.
-        let (ax, bx) = ((x0 + start) as u32, (x0 + end) as u32);
-        let rows = bm.ink_per_row(ax, bx, y0 as u32, y1 as u32);
-        let top = y0 as u32 + rows.iter().position(|&n| n > 0).unwrap_or(rows.len()) as u32;
-        let bottom = y0 as u32 + rows.iter().rposition(|&n| n > 0).map_or(0, |i| i + 1) as u32;
-        let ink: u32 = rows.iter().sum();
-        if bottom > top && ink >= 4 {
-            out.push([ax, top, bx, bottom]);
+        if let Some((b, ink)) = ink_box(bm, x0 + start, x0 + end, y0, y1) {
+            if ink >= 4 {
+                out.push(b);
+            }
         }
     }
     // A box far wider than any move is words set close in a tight justified line: it is
@@ -220,10 +216,66 @@ fn words_in(bm: &vision::Bitmap, x0: usize, x1: usize, y0: usize, y1: usize) -> 
     let band = (y1 - y0) as u32;
     let min_gap = ((band as f32 * TIGHT_GAP).round() as usize).max(2);
     let widest = WIDE_WORD * band as f32;
-    let mut spans: Vec<(usize, usize)> = out
-        .iter()
-        .map(|b| (b[0] as usize - x0, b[2] as usize - x0))
+    let out: Vec<[u32; 4]> = out
+        .into_iter()
+        .flat_map(|b| {
+            let (a, z) = (b[0] as usize - x0, b[2] as usize - x0);
+            if ((z - a) as f32) <= widest {
+                return vec![b];
+            }
+            split_wide(&cols, a, z, min_gap, widest)
+                .into_iter()
+                .filter_map(|(p, q)| ink_box(bm, x0 + p, x0 + q, y0, y1).map(|(b, _)| b))
+                .collect()
+        })
         .collect();
+    // A lone narrow glyph close before a word belongs to it: a `1` with wide side bearings
+    // (`1 1.` is `11.`), a figurine set in its own font (`♗ g5`). No word is one such glyph.
+    let mut merged: Vec<[u32; 4]> = Vec::with_capacity(out.len());
+    let mut i = 0;
+    while i < out.len() {
+        let mut b = out[i];
+        while i + 1 < out.len()
+            && (b[2] - b[0]) * 20 < band * 13
+            && (out[i + 1][0] - b[2]) * 5 < band * 3
+        {
+            let n = out[i + 1];
+            b = [b[0], b[1].min(n[1]), n[2], b[3].max(n[3])];
+            i += 1;
+        }
+        merged.push(b);
+        i += 1;
+    }
+    merged
+}
+
+/// The box of the ink in columns `x0..x1` of the band `y0..y1` (its vertical extent inside
+/// the band) and how many ink pixels it holds; `None` where there is none.
+fn ink_box(
+    bm: &vision::Bitmap,
+    x0: usize,
+    x1: usize,
+    y0: usize,
+    y1: usize,
+) -> Option<([u32; 4], u32)> {
+    let (ax, bx) = (x0 as u32, x1 as u32);
+    let rows = bm.ink_per_row(ax, bx, y0 as u32, y1 as u32);
+    let top = y0 as u32 + rows.iter().position(|&n| n > 0)? as u32;
+    let bottom = y0 as u32 + rows.iter().rposition(|&n| n > 0)? as u32 + 1;
+    Some(([ax, top, bx, bottom], rows.iter().sum()))
+}
+
+/// The span `a..z` of a column profile split at its widest blank run (of at least
+/// `min_gap` columns), and each part again, until no part is wider than `widest` or has
+/// such a run.
+fn split_wide(
+    cols: &[u32],
+    a: usize,
+    z: usize,
+    min_gap: usize,
+    widest: f32,
+) -> Vec<(usize, usize)> {
+    let mut spans = vec![(a, z)];
     let mut k = 0;
     while k < spans.len() {
         let (a, z) = spans[k];
@@ -253,42 +305,7 @@ fn words_in(bm: &vision::Bitmap, x0: usize, x1: usize, y0: usize, y1: usize) -> 
             None => k += 1,
         }
     }
-    let out: Vec<[u32; 4]> = if spans.len() == out.len() {
-        out
-    } else {
-        spans
-            .into_iter()
-            .map(|(p, q)| {
-                let (ax, bx) = ((x0 + p) as u32, (x0 + q) as u32);
-                let rows = bm.ink_per_row(ax, bx, y0 as u32, y1 as u32);
-                let top = y0 as u32 + rows.iter().position(|&n| n > 0).unwrap_or(0) as u32;
-                let bottom = y0 as u32
-                    + rows
-                        .iter()
-                        .rposition(|&n| n > 0)
-                        .map_or(rows.len(), |i| i + 1) as u32;
-                [ax, top, bx, bottom.max(top + 1)]
-            })
-            .collect()
-    };
-    // A lone narrow glyph close before a word belongs to it: a `1` with wide side bearings
-    // (`1 1.` is `11.`), a figurine set in its own font (`♗ g5`). No word is one such glyph.
-    let mut merged: Vec<[u32; 4]> = Vec::with_capacity(out.len());
-    let mut i = 0;
-    while i < out.len() {
-        let mut b = out[i];
-        while i + 1 < out.len()
-            && (b[2] - b[0]) * 20 < band * 13
-            && (out[i + 1][0] - b[2]) * 5 < band * 3
-        {
-            let n = out[i + 1];
-            b = [b[0], b[1].min(n[1]), n[2], b[3].max(n[3])];
-            i += 1;
-        }
-        merged.push(b);
-        i += 1;
-    }
-    merged
+    spans
 }
 
 #[cfg(test)]

@@ -1412,17 +1412,21 @@ mod tests {
             items: &marked,
         };
         let none = std::collections::HashMap::new();
+        // Resumed from the first search's record, with `forced` plies and `wide` items.
+        let resume = |forced, wide| {
+            engine::search_resumed(
+                &items,
+                &scorer,
+                &costs,
+                64,
+                &start,
+                forced,
+                wide,
+                Some(&history),
+            )
+        };
         let fresh = engine::search_wide(&items, &scorer, &costs, 64, &start, &none, &wide);
-        let resumed = engine::search_resumed(
-            &items,
-            &scorer,
-            &costs,
-            64,
-            &start,
-            &none,
-            Some(&wide),
-            Some(&history),
-        );
+        let resumed = resume(&none, Some(&wide));
         assert!(!fresh.paths.is_empty());
         assert_eq!(moves(&fresh), moves(&resumed));
         let best = &first.paths[0].plies;
@@ -1432,16 +1436,7 @@ mod tests {
                 .chain(best[31].mv.map(|m| (31, m)))
                 .collect();
         let fresh = engine::search_forced(&items, &scorer, &costs, 64, &start, &forced);
-        let resumed = engine::search_resumed(
-            &items,
-            &scorer,
-            &costs,
-            64,
-            &start,
-            &forced,
-            None,
-            Some(&history),
-        );
+        let resumed = resume(&forced, None);
         assert_eq!(moves(&fresh), moves(&resumed));
     }
 
