@@ -22,12 +22,12 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use shakmaty::zobrist::Zobrist64;
-use shakmaty::{Chess, EnPassantMode, Move, Position};
+use shakmaty::{Chess, EnPassantMode, Move, Position, Role, Square};
 
 use super::scorer::{kind_index, Scorer, CASTLE_KIND};
 use super::{Costs, Item};
 use crate::record::{GameResult, Status};
-use crate::rules::{shapes, shapes_where, shapes_with_suffix, suffix_after, Shape};
+use crate::rules::{shapes, shapes_to, shapes_where, shapes_with_suffix, suffix_after, Shape};
 
 const NONE: u32 = u32::MAX;
 
@@ -308,6 +308,8 @@ struct Kinds {
     /// `mask[0]`: within `reach` (for enumerating hidden plies); `mask[1]`: within
     /// `direct_reach` (for reading a token in one position).
     mask: [Vec<bool>; 2],
+    /// The kinds of each mask, where there are at most [`LISTED_KINDS`].
+    lists: [Option<Vec<usize>>; 2],
     /// No bounds known: score every legal move.
     all: bool,
     /// The kinds of `mask[0]` as (bound, index), cheapest first.
@@ -330,11 +332,18 @@ impl Kinds {
     }
 }
 
+/// Masks with at most this many kinds also keep them as a list.
+const LISTED_KINDS: usize = 64;
+
+/// At most this many playable kinds: their moves are generated one kind at a time
+/// ([`shapes_to`]) instead of from every legal move.
+const FEW_KINDS: usize = 8;
+
 /// Whether the side to move in `pos` has a piece that might play a move of kind `k`
 /// (indexed like [`Scorer::bounds`]): true for every kind a legal move has, and for some
 /// others (pins, checks, blocked pawns and castling through check are not looked at).
 fn could_play(pos: &Chess, k: usize) -> bool {
-    use shakmaty::{attacks, CastlingSide, Piece, Role, Square};
+    use shakmaty::{attacks, CastlingSide, Piece};
     let us = pos.turn();
     let board = pos.board();
     if k == CASTLE_KIND {
@@ -381,11 +390,26 @@ fn rank_kinds<S: Scorer>(
         return rank_prior(scorer, reading, pos, Some((memo, item)), prior.0, prior.1);
     }
     let mask = &kinds.mask[usize::from(direct)];
-    let mut sh = shapes_where(pos, |role, to, castle| {
-        mask.get(kind_index(role, to, castle.is_some()))
-            .copied()
-            .unwrap_or(true)
+    // Few kinds that a piece could play: their moves alone are generated.
+    let few = kinds.lists[usize::from(direct)].as_ref().and_then(|list| {
+        let mut playable = list.iter().copied().filter(|&k| could_play(pos, k));
+        let few: Vec<usize> = playable.by_ref().take(FEW_KINDS + 1).collect();
+        (few.len() <= FEW_KINDS).then_some(few)
     });
+    let mut sh = match few {
+        Some(few) => shapes_to(
+            pos,
+            few.iter()
+                .filter(|&&k| k != CASTLE_KIND)
+                .map(|&k| (Role::ALL[k / 64], Square::new((k % 64) as u32))),
+            few.contains(&CASTLE_KIND),
+        ),
+        None => shapes_where(pos, |role, to, castle| {
+            mask.get(kind_index(role, to, castle.is_some()))
+                .copied()
+                .unwrap_or(true)
+        }),
+    };
     if scorer.needs_suffix(reading) {
         for s in &mut sh {
             s.suffix = suffix_after(pos, &s.mv);
@@ -686,14 +710,22 @@ impl<S: Scorer> Engine<'_, S> {
                     .map(|(k, b)| (*b, k))
                     .collect();
                 cheapest.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let mask: [Vec<bool>; 2] =
+                    [within(self.costs.reach), within(self.costs.direct_reach)];
+                let list = |m: &Vec<bool>| {
+                    let v: Vec<usize> = (0..m.len()).filter(|&k| m[k]).collect();
+                    (v.len() <= LISTED_KINDS).then_some(v)
+                };
                 Kinds {
-                    mask: [within(self.costs.reach), within(self.costs.direct_reach)],
+                    lists: [list(&mask[0]), list(&mask[1])],
+                    mask,
                     all: false,
                     cheapest,
                 }
             }
             None => Kinds {
                 mask: [Vec::new(), Vec::new()],
+                lists: [None, None],
                 all: true,
                 cheapest: Vec::new(),
             },
@@ -1508,6 +1540,79 @@ mod tests {
         }
         // And it does rule out most kinds (it is worth calling).
         assert!(ruled_out > 0);
+    }
+
+    #[test]
+    fn moves_generated_by_kind_are_those_of_all_legal_moves() {
+        // `shapes_to` (used for a few kinds) must give exactly the shapes that filtering
+        // every legal move gives, disambiguation included, on positions of random games.
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n as u64) as usize
+        };
+        let key = |s: &Shape| {
+            (
+                format!("{:?}", s.mv),
+                s.san().to_string(),
+                kind_index(s.role, s.to, s.castle.is_some()),
+            )
+        };
+        let mut compared = 0;
+        for _ in 0..300 {
+            let mut pos = Chess::default();
+            for _ in 0..150 {
+                let all = crate::rules::shapes(&pos);
+                if all.is_empty() {
+                    break;
+                }
+                // The kinds of a few legal moves, a few random kinds, castling at times.
+                let mut kinds = Vec::new();
+                for _ in 0..3 {
+                    let s = &all[next(all.len())];
+                    kinds.push(kind_index(s.role, s.to, s.castle.is_some()));
+                    kinds.push(next(385));
+                }
+                kinds.sort_unstable();
+                kinds.dedup();
+                let want: Vec<_> = {
+                    let mut v: Vec<_> = crate::rules::shapes_where(&pos, |role, to, castle| {
+                        kinds.contains(&kind_index(role, to, castle.is_some()))
+                    })
+                    .iter()
+                    .map(key)
+                    .collect();
+                    v.sort();
+                    v
+                };
+                let got: Vec<_> = {
+                    let mut v: Vec<_> = shapes_to(
+                        &pos,
+                        kinds
+                            .iter()
+                            .filter(|&&k| k != CASTLE_KIND)
+                            .map(|&k| (Role::ALL[k / 64], Square::new((k % 64) as u32))),
+                        kinds.contains(&CASTLE_KIND),
+                    )
+                    .iter()
+                    .map(key)
+                    .collect();
+                    v.sort();
+                    v
+                };
+                assert_eq!(
+                    got,
+                    want,
+                    "{}",
+                    shakmaty::fen::Fen::from_position(&pos, EnPassantMode::Legal)
+                );
+                compared += want.len();
+                pos.play_unchecked(all[next(all.len())].mv);
+            }
+        }
+        assert!(compared > 1000);
     }
 
     #[test]

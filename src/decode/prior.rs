@@ -74,8 +74,14 @@ pub fn add_costs<'a>(
     if weight <= 0.0 {
         return;
     }
+    let scored: Vec<(&Move, &mut f32)> = scored.collect();
+    // Each move's cost is its logit's distance to the best one's: a lone move costs 0.
+    if scored.len() < 2 {
+        return;
+    }
     let ctx = Context::new(pos);
     let mut v: Vec<(f32, &mut f32)> = scored
+        .into_iter()
         .map(|(m, c)| (features_in(&ctx, pos, last, m).dot(&WEIGHTS), c))
         .collect();
     let best = v.iter().map(|x| x.0).fold(f32::NEG_INFINITY, f32::max);
