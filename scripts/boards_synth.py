@@ -187,8 +187,12 @@ def piece_sprite(rng, sprite, n, scale, tone):
     return a
 
 
-def render(rng, grid, sets, book_sets, other_sets):
-    """Returns (rgb float32 HxWx3 0..255, corners 4x2 [tl, tr, br, bl] in pixel coords, style)."""
+def render(rng, grid, sets, book_sets, other_sets, marks=False):
+    """Returns (rgb float32 HxWx3 0..255, corners 4x2 [tl, tr, br, bl] in pixel coords, style).
+
+    `marks` (off in the recipes before session 11, so that they still rebuild byte for byte)
+    adds print and screen marks that are not pieces, and heavily inked white pieces in books
+    (see `heavy_ink` and `stray_marks`)."""
     style = "book" if rng.random() < 0.45 else "screen"
     n = rng.randint(18, 76) if rng.random() < 0.85 else rng.randint(76, 110)
     B = 8 * n
@@ -283,6 +287,7 @@ def render(rng, grid, sets, book_sets, other_sets):
     if rng.random() < 0.25:
         tones[1] = (rng.uniform(0.0, 0.35), rng.uniform(0.6, 1.0))
     cache = {}
+    heavy = marks and style == "book" and rng.random() < 0.3
     halo = style == "book" and rng.random() < 0.5
     halo_r = rng.choice([3, 3, 5]) if n > 30 else 3
     for (r, c) in occupied:
@@ -293,6 +298,8 @@ def render(rng, grid, sets, book_sets, other_sets):
                 l = luma(a[..., :3])
                 l = np.where(l > 0.5, 1.0, l) if rng.random() < 0.5 else l
                 a[..., :3] = (ink + (paper - ink) * l)[..., None] / 255.0
+                if heavy and k <= 6:
+                    a = heavy_ink(rng, a, n, paper / 255.0)
             cache[k] = a
         a = cache[k]
         sz = a.shape[0]
@@ -336,9 +343,48 @@ def render(rng, grid, sets, book_sets, other_sets):
                 col = rng.choice([(21, 120, 27), (255, 170, 0), (136, 32, 32)]) + (rng.randint(120, 220),)
                 dr.ellipse([x0 + c * n + 2, x0 + r * n + 2, x0 + (c + 1) * n - 3, x0 + (r + 1) * n - 3], outline=col,
                            width=max(2, int(n * 0.08)))
+    if marks and rng.random() < 0.4:
+        stray_marks(rng, dr, x0, n, style, ink if style == "book" else 40.0)
     rgb = np.asarray(pil.convert("RGB"), np.float32)
     corners = np.array([[x0, x0], [x0 + B, x0], [x0 + B, x0 + B], [x0, x0 + B]], np.float64)
     return rgb, corners, style if style == "screen" or pattern == "grey" else "book-bw"
+
+
+def heavy_ink(rng, a, n, paper):
+    """A white piece printed with too much ink: its outline thickened and its inside greyed,
+    as in old books and photocopies where White's pieces come out dark grey (RGBA 0..1)."""
+    rgb = Image.fromarray((a[..., :3] * 255).astype(np.uint8), "RGB")
+    size = 3 if n < 50 else 5
+    thick = np.asarray(rgb.filter(ImageFilter.MinFilter(size)), np.float32) / 255.0
+    out = a.copy()
+    out[..., :3] = np.minimum(a[..., :3], thick)
+    inside = luma(out[..., :3]) > 0.5 * paper
+    out[..., :3] = np.where(inside[..., None], out[..., :3] * rng.uniform(0.55, 0.9), out[..., :3])
+    return out
+
+
+def stray_marks(rng, dr, x0, n, style, ink):
+    """Marks that are not pieces, on random squares: ink specks and dots, soft grey smudges,
+    and light flecks (dust, glare), each well inside one square."""
+    for _ in range(rng.randint(1, 6)):
+        r, c = rng.randint(0, 7), rng.randint(0, 7)
+        cx = x0 + (c + rng.uniform(0.25, 0.75)) * n
+        cy = x0 + (r + rng.uniform(0.25, 0.75)) * n
+        kind = rng.random()
+        if kind < 0.45:  # speck or dot of ink
+            rad = n * rng.uniform(0.02, 0.08)
+            g = int(ink + rng.uniform(0, 60))
+            col = (g, g, g, rng.randint(140, 255))
+        elif kind < 0.8:  # soft grey smudge
+            rad = n * rng.uniform(0.08, 0.22)
+            g = int(rng.uniform(60, 160))
+            col = (g, g, g, rng.randint(30, 100))
+        else:  # light fleck
+            rad = n * rng.uniform(0.02, 0.1)
+            g = int(rng.uniform(200, 255))
+            col = (g, g, g, rng.randint(120, 230))
+        rx, ry = rad * rng.uniform(0.6, 1.4), rad * rng.uniform(0.6, 1.4)
+        dr.ellipse([cx - rx, cy - ry, cx + rx, cy + ry], fill=col)
 
 
 def degrade(rng, rgb, corners, style):
@@ -453,7 +499,7 @@ def cut_squares(rng, grey, corners, jitter=True):
     return out
 
 
-def make(seed, boards, p_empty=0.45, sheet=None):
+def make(seed, boards, p_empty=0.45, sheet=None, marks=False):
     rng = random.Random(seed)
     sets = A.load()
     book_sets = sorted(k for k in sets if k in A.BOOKISH or k.startswith("ttf-"))
@@ -461,7 +507,7 @@ def make(seed, boards, p_empty=0.45, sheet=None):
     ims, labs, styles, views = [], [], [], []
     for b in range(boards):
         grid = placement(rng)
-        rgb, corners, style = render(rng, grid, sets, book_sets, other_sets)
+        rgb, corners, style = render(rng, grid, sets, book_sets, other_sets, marks)
         grey, corners = degrade(rng, rgb, corners, style)
         crops = cut_squares(rng, grey, corners)
         lab = grid.ravel()
@@ -502,8 +548,10 @@ def main():
     ap.add_argument("--p-empty", type=float, default=0.45, help="keep this share of the empty squares")
     ap.add_argument("--out")
     ap.add_argument("--sheet", help="write a contact sheet of the first 8 boards and their crops")
+    ap.add_argument("--marks", action="store_true",
+                    help="also draw specks, smudges and flecks, and heavily inked white book pieces")
     a = ap.parse_args()
-    ims, labs, styles = make(a.seed, a.boards, a.p_empty, a.sheet)
+    ims, labs, styles = make(a.seed, a.boards, a.p_empty, a.sheet, a.marks)
     print(f"{len(labs)} crops; per class {np.bincount(labs, minlength=13).tolist()}", flush=True)
     if a.out:
         os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)

@@ -22,7 +22,7 @@ sv=(V[vm]@T.T).max(1)
 H=[]
 for line in open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'datasets', 'boards-heldout', 'labels.tsv')):
     if line.startswith('#'): continue
-    name,pl,_=line.rstrip('\n').split('\t')
+    name,pl,_set,_how=line.rstrip('\n').split('\t')
     if pl=='-': continue
     img=cv2.imread(R+'/corners-3lc/images/'+name,0)
     m=cv2.imread(R+'/corners-3lc/masks/'+os.path.splitext(name)[0]+'.png',0)
