@@ -198,14 +198,19 @@ pub struct SquareModel {
 static SQUARE_MODEL: OnceLock<Result<SquareModel, String>> = OnceLock::new();
 
 impl SquareModel {
-    /// The embedded model, loaded on first use.
+    /// The embedded model (or the file named by `HAMLE_SQUARE_MODEL`, to compare a
+    /// candidate without a rebuild), loaded on first use.
     ///
     /// # Errors
     ///
-    /// The embedded model does not load (a build problem; a test checks it does).
+    /// The model does not load (for the embedded one a build problem; a test checks it does).
     pub fn get() -> Result<&'static SquareModel, String> {
         SQUARE_MODEL
-            .get_or_init(|| SquareModel::from_bytes(SQUARE_ONNX).map_err(|e| format!("{e:#}")))
+            .get_or_init(|| {
+                let s = SQUARE_S as usize;
+                load_env_or("HAMLE_SQUARE_MODEL", SQUARE_ONNX, [SQUARE_BATCH, 1, s, s])
+                    .map(|plan| SquareModel { plan })
+            })
             .as_ref()
             .map_err(|e| format!("cannot load the square model: {e}"))
     }
