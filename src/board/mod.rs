@@ -451,14 +451,21 @@ pub(crate) fn finish(
     let logits = canonical_logits(displayed, orientation);
     let (mut canon, mut canon_conf) = classes(&logits);
     let mut fixes = rule_fixes(&logits, &mut canon, &mut canon_conf);
-    if at.kind == BoardKind::Physical {
-        fixes.extend(count_fixes(
-            &logits,
-            &mut canon,
-            &mut canon_conf,
-            EXTRA_PIECE_COST,
-        ));
-    }
+    // A side has at most eight pawns and no more promoted pieces than missing pawns. Sets:
+    // unusual counts cost too (their piece kinds are often confused); diagrams: only an
+    // impossible count is changed, and only where that costs under MAX_FIX_COST (a white
+    // queen printed dark grey read as a second black queen beside eight black pawns).
+    let (extra, impossible) = match at.kind {
+        BoardKind::Physical => (EXTRA_PIECE_COST, IMPOSSIBLE_COUNT),
+        _ => (0.0, MAX_FIX_COST),
+    };
+    fixes.extend(count_fixes(
+        &logits,
+        &mut canon,
+        &mut canon_conf,
+        extra,
+        impossible,
+    ));
     // Not given: the side whose king is attacked must be the one to move (a diagram of the
     // position after a check); else White, as books print most diagrams.
     let (side, side_from) = match cfg.side {
@@ -952,7 +959,7 @@ const USUAL: [usize; 6] = [8, 2, 2, 2, 1, 1];
 const IMPOSSIBLE_COUNT: f32 = 12.0;
 
 /// The count penalty of a board's classes (see [`count_fixes`]).
-fn count_penalty(class: &[usize], extra_cost: f32) -> f32 {
+fn count_penalty(class: &[usize], extra_cost: f32, impossible: f32) -> f32 {
     let mut total = 0.0;
     for side in 0..2 {
         let mut n = [0usize; 6];
@@ -974,7 +981,7 @@ fn count_penalty(class: &[usize], extra_cost: f32) -> f32 {
             + bishops.iter().map(|b| b.saturating_sub(1)).sum::<usize>();
         let pawns_over = n[0].saturating_sub(8);
         let promoted_over = extra.saturating_sub(8 - n[0].min(8));
-        total += extra_cost * extra as f32 + IMPOSSIBLE_COUNT * (pawns_over + promoted_over) as f32;
+        total += extra_cost * extra as f32 + impossible * (pawns_over + promoted_over) as f32;
     }
     total
 }
@@ -986,12 +993,15 @@ fn count_penalty(class: &[usize], extra_cost: f32) -> f32 {
 /// has not seen (five "bishops" that are pawns): one square at a time, the change of a
 /// piece (not a king) to another class (not a king, no pawn on the edge rows) that lowers
 /// −log-probability + penalty most is made, while one does. Changes are returned like
-/// [`rule_fixes`]'.
+/// [`rule_fixes`]'. `impossible`: what each piece beyond what a game allows costs
+/// ([`IMPOSSIBLE_COUNT`] for photos of sets; for diagrams [`MAX_FIX_COST`], with no cost for
+/// the merely unusual, so that only a cheap change makes an impossible count possible).
 pub fn count_fixes(
     logits: &[[f32; SQUARE_CLASSES]],
     grid: &mut Grid,
     conf: &mut [[f32; 8]; 8],
     extra_cost: f32,
+    impossible: f32,
 ) -> Vec<RuleFix> {
     let lp: Vec<[f32; SQUARE_CLASSES]> = logits.iter().take(64).map(log_softmax).collect();
     if lp.len() < 64 {
@@ -1000,7 +1010,7 @@ pub fn count_fixes(
     let mut class: Vec<usize> = grid.iter().flatten().map(|p| class_of_piece(*p)).collect();
     let mut fixes: Vec<RuleFix> = Vec::new();
     for _ in 0..32 {
-        let now = count_penalty(&class, extra_cost);
+        let now = count_penalty(&class, extra_cost, impossible);
         if now == 0.0 {
             break;
         }
@@ -1019,7 +1029,8 @@ pub fn count_fixes(
                     continue;
                 }
                 class[i] = k;
-                let delta = (lp[i][k0] - lp[i][k]) + count_penalty(&class, extra_cost) - now;
+                let delta =
+                    (lp[i][k0] - lp[i][k]) + count_penalty(&class, extra_cost, impossible) - now;
                 class[i] = k0;
                 if delta < -1e-4 && best.is_none_or(|b| delta < b.0) {
                     best = Some((delta, i, k));
@@ -1430,7 +1441,7 @@ mod tests {
             (42, 3, 5.0, 1, 4.5),
         ]);
         let (mut g, mut c) = classes(&l);
-        let fixes = count_fixes(&l, &mut g, &mut c, EXTRA_PIECE_COST);
+        let fixes = count_fixes(&l, &mut g, &mut c, EXTRA_PIECE_COST, IMPOSSIBLE_COUNT);
         let ch = |r: usize, col: usize| g[r][col].map(|p| p.char());
         // c3 and a3 cost less than an extra bishop each: pawns; b3 stays a (promoted) bishop
         assert_eq!(ch(5, 2), Some('P'));
@@ -1448,7 +1459,42 @@ mod tests {
             (42, 2, 5.0, 1, 4.9),
         ]);
         let (mut g, mut c) = classes(&l);
-        assert!(count_fixes(&l, &mut g, &mut c, EXTRA_PIECE_COST).is_empty());
+        assert!(count_fixes(&l, &mut g, &mut c, EXTRA_PIECE_COST, IMPOSSIBLE_COUNT).is_empty());
+    }
+
+    #[test]
+    fn diagram_count_fixes_change_only_impossible_counts_and_only_cheaply() {
+        // Black: king e8, queen d8, eight pawns on the 7th rank; a second black queen read
+        // on d1, with White's queen the runner-up. Eight pawns leave no room for a promoted
+        // queen: read 1 nat apart, d1 becomes White's queen; 8 nats apart, it stays (and the
+        // position is flagged elsewhere).
+        let mut cells = vec![
+            (4, 12, 9.0, 0, 1.0),
+            (60, 6, 9.0, 0, 1.0),
+            (3, 11, 9.0, 0, 1.0),
+        ];
+        cells.extend((8..16).map(|i| (i, 7, 9.0, 0, 1.0)));
+        let with_d1 = |q: f32, white_q: f32| {
+            let mut c = cells.clone();
+            c.push((59, 11, q, 5, white_q));
+            board_logits(&c)
+        };
+        let l = with_d1(5.0, 4.0);
+        let (mut g, mut c) = classes(&l);
+        let fixes = count_fixes(&l, &mut g, &mut c, 0.0, MAX_FIX_COST);
+        assert_eq!(g[7][3].map(|p| p.char()), Some('Q'), "{fixes:?}");
+        assert_eq!(fixes.len(), 1);
+        let l = with_d1(9.0, 1.0);
+        let (mut g, mut c) = classes(&l);
+        assert!(count_fixes(&l, &mut g, &mut c, 0.0, MAX_FIX_COST).is_empty());
+        assert_eq!(g[7][3].map(|p| p.char()), Some('q'));
+        // With seven black pawns the second queen may be a promoted one: left alone.
+        let mut seven = cells.clone();
+        seven.retain(|&(i, ..)| i != 15);
+        seven.push((59, 11, 5.0, 5, 4.0));
+        let l = board_logits(&seven);
+        let (mut g, mut c) = classes(&l);
+        assert!(count_fixes(&l, &mut g, &mut c, 0.0, MAX_FIX_COST).is_empty());
     }
 
     #[test]
