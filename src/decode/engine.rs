@@ -1505,18 +1505,22 @@ fn number_cost(digits: &str, n: u32) -> f32 {
 mod tests {
     use super::*;
 
+    /// A seeded xorshift: each call picks an index below `n`.
+    fn picker(mut rng: u64) -> impl FnMut(usize) -> usize {
+        move |n| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n as u64) as usize
+        }
+    }
+
     #[test]
     fn every_legal_move_is_a_kind_that_could_be_played() {
         // Every position of a few thousand random games (promotions, en passant, castling,
         // checks and pins come up): no legal move may be ruled out, or the search would
         // skip a reading it should have made.
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: usize| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            (rng % n as u64) as usize
-        };
+        let mut next = picker(0x2545_f491_4f6c_dd1d);
         let mut ruled_out = 0;
         for _ in 0..2000 {
             let mut pos = Chess::default();
@@ -1546,13 +1550,7 @@ mod tests {
     fn moves_generated_by_kind_are_those_of_all_legal_moves() {
         // `shapes_to` (used for a few kinds) must give exactly the shapes that filtering
         // every legal move gives, disambiguation included, on positions of random games.
-        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: usize| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            (rng % n as u64) as usize
-        };
+        let mut next = picker(0x9e37_79b9_7f4a_7c15);
         let key = |s: &Shape| {
             (
                 format!("{:?}", s.mv),
