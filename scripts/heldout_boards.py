@@ -10,7 +10,7 @@ into OUT as `photo-NAME.jpg` beside `photo-NAME.fen`, so that `hamle eval boards
 `scripts/baseline_chessvision.py OUT`) compare each placement as displayed, like the dev
 set's `photo-*` images. Excluded rows (placement `-`) are left out.
 
-Usage: python3 scripts/heldout_boards.py OUT [--set 1|2|3|all] [--images DIR]
+Usage: python3 scripts/heldout_boards.py OUT [--set 1|2|3|4|all] [--images DIR]
        hamle eval boards OUT
 Exits with status 2 (and a message) when the images are missing.
 """
@@ -28,8 +28,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", help="folder to create (emptied of earlier photo-* links first)")
     ap.add_argument("--images", default=IMAGES, help="the corners-3lc images folder")
-    ap.add_argument("--set", choices=["1", "2", "3", "all"], default="all",
-                    help="which labelled set: 1, 2 or 3 (typed in that order), or all")
+    ap.add_argument("--set", choices=["1", "2", "3", "4", "all"], default="all",
+                    help="which labelled set: 1, 2, 3 or 4 (typed in that order), or all")
     args = ap.parse_args()
     if not os.path.isdir(args.images):
         print(f"no images at {args.images} (../shared/data is missing)", file=sys.stderr)
