@@ -994,7 +994,7 @@ fn count_penalty(class: &[usize], extra_cost: f32, impossible: f32) -> f32 {
 /// piece (not a king) to another class (not a king, no pawn on the edge rows) that lowers
 /// −log-probability + penalty most is made, while one does. Changes are returned like
 /// [`rule_fixes`]'. `impossible`: what each piece beyond what a game allows costs
-/// ([`IMPOSSIBLE_COUNT`] for photos of sets; for diagrams [`MAX_FIX_COST`], with no cost for
+/// (`IMPOSSIBLE_COUNT` for photos of sets; for diagrams `MAX_FIX_COST`, with no cost for
 /// the merely unusual, so that only a cheap change makes an impossible count possible).
 pub fn count_fixes(
     logits: &[[f32; SQUARE_CLASSES]],
