@@ -820,7 +820,7 @@ fn log_softmax(row: &[f32; SQUARE_CLASSES]) -> [f32; SQUARE_CLASSES] {
 /// Makes the argmax reading obey what every diagram obeys, at the least cost in the
 /// model's log-probabilities: no pawn on the top or bottom row (ranks 1 and 8 in either
 /// orientation), exactly one king of each colour. A square is changed only to its best
-/// allowed class and only when that costs at most [`MAX_FIX_COST`]; the changes are
+/// allowed class and only when that costs at most `MAX_FIX_COST`; the changes are
 /// returned (and their confidence becomes the new class's probability).
 pub fn rule_fixes(
     logits: &[[f32; SQUARE_CLASSES]],
