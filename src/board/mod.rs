@@ -375,7 +375,7 @@ pub struct Found {
 }
 
 impl Found {
-    /// The board in `img`: [`locate`]; for an image known to hold a diagram (`diagram`),
+    /// The board in `img`: [`locate()`]; for an image known to hold a diagram (`diagram`),
     /// [`locate::locate_stretched`] and, where that finds none, the same in the image
     /// turned straight by its dominant edge direction ([`locate::turn`]). Then the slant.
     ///

@@ -6,7 +6,7 @@
 //!    playing area's four outer corners and the 81 points of the square lattice; the four
 //!    strongest corner peaks that make a convex quadrilateral give a first homography, which
 //!    is refitted by least squares to the lattice peaks it predicts (pieces hide some of them).
-//! 2. **Camera** ([`pose`]): focal length and pose from the homography, so each square gets
+//! 2. **Camera** ([`super::pose`]): focal length and pose from the homography, so each square gets
 //!    an image box that holds a piece standing on it — tall pieces lean into the squares behind
 //!    them, so the box reaches up from the square's base, not around it.
 //! 3. **Pieces**: the piece model (`models/pieces3d.md`) reads the 64 boxes in one batch.
@@ -157,7 +157,7 @@ pub fn read_rgb(img: &RgbImage, cfg: &BoardConfig) -> Result<BoardReading, Board
 /// Which edge is White's: of the four ways to name the frame's edges, those where a1 is on
 /// a dark square (`parity` > 0: the frame's a1 squares are darker; < 0: the other pair;
 /// near 0: all four), then the one where the pieces stand most as they do in games
-/// ([`votes`]); a tie keeps White at the frame's near edge.
+/// (`votes`); a tie keeps White at the frame's near edge.
 pub fn orientation_of_photo(displayed: &[[f32; SQUARE_CLASSES]], parity: f32) -> Orientation {
     let (grid, _) = classes(displayed);
     let candidates: &[Orientation] = if parity > PARITY_SURE {

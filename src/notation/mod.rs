@@ -2,7 +2,7 @@
 //! and a formatter that writes SAN in any language.
 //!
 //! Input: text (`&str`). Output: [`lexer::Token`]s (syntax only, no board), and strings
-//! written from shakmaty's [`SanPlus`] by [`format::write_san`].
+//! written from shakmaty's [`SanPlus`](shakmaty::san::SanPlus) by [`format::write_san`].
 //!
 //! This module knows nothing about legality: `rules` resolves a move against a position
 //! and `decode` decides which legal move a noisy reading means. Languages are rows of the
