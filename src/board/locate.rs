@@ -829,22 +829,13 @@ pub fn edge_direction(img: &GrayImage) -> Option<f32> {
     let (work, _) = work_copy(img);
     let work = &*work;
     let blurred = imageproc::filter::gaussian_blur_f32(work, 1.0);
-    let (w, h) = (blurred.width() as usize, blurred.height() as usize);
-    let raw = blurred.as_raw();
-    let px = |i: usize| raw[i] as f32;
+    let gx = imageproc::gradients::horizontal_sobel(&blurred);
+    let gy = imageproc::gradients::vertical_sobel(&blurred);
+    let (w, h) = blurred.dimensions();
     let mut hist = [0.0f32; 90];
     for y in 1..h.saturating_sub(1) {
         for x in 1..w.saturating_sub(1) {
-            let i = y * w + x;
-            // Sobel.
-            let gx = px(i - w + 1) + 2.0 * px(i + 1) + px(i + w + 1)
-                - px(i - w - 1)
-                - 2.0 * px(i - 1)
-                - px(i + w - 1);
-            let gy = px(i + w - 1) + 2.0 * px(i + w) + px(i + w + 1)
-                - px(i - w - 1)
-                - 2.0 * px(i - w)
-                - px(i - w + 1);
+            let (gx, gy) = (gx.get_pixel(x, y)[0] as f32, gy.get_pixel(x, y)[0] as f32);
             let m = gx.abs() + gy.abs();
             if m < 24.0 {
                 continue;

@@ -22,9 +22,9 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use shakmaty::zobrist::Zobrist64;
-use shakmaty::{Chess, EnPassantMode, Move, Position, Role, Square};
+use shakmaty::{Chess, EnPassantMode, Move, Position};
 
-use super::scorer::{kind_index, Scorer, CASTLE_KIND};
+use super::scorer::{kind_index, kind_of, Scorer, CASTLE_KIND};
 use super::{Costs, Item};
 use crate::record::{GameResult, Status};
 use crate::rules::{shapes, shapes_to, shapes_where, shapes_with_suffix, suffix_after, Shape};
@@ -339,11 +339,21 @@ const LISTED_KINDS: usize = 64;
 /// ([`shapes_to`]) instead of from every legal move.
 const FEW_KINDS: usize = 8;
 
+/// The legal moves of `pos` of the given kinds (indexed like [`Scorer::bounds`]), as shapes
+/// ([`shapes_to`]).
+fn shapes_of_kinds(pos: &Chess, kinds: &[usize]) -> Vec<Shape> {
+    shapes_to(
+        pos,
+        kinds.iter().filter_map(|&k| kind_of(k)),
+        kinds.contains(&CASTLE_KIND),
+    )
+}
+
 /// Whether the side to move in `pos` has a piece that might play a move of kind `k`
 /// (indexed like [`Scorer::bounds`]): true for every kind a legal move has, and for some
 /// others (pins, checks, blocked pawns and castling through check are not looked at).
 fn could_play(pos: &Chess, k: usize) -> bool {
-    use shakmaty::{attacks, CastlingSide, Piece};
+    use shakmaty::{attacks, CastlingSide, Piece, Role};
     let us = pos.turn();
     let board = pos.board();
     if k == CASTLE_KIND {
@@ -354,10 +364,9 @@ fn could_play(pos: &Chess, k: usize) -> bool {
                     && (pos.castles().path(us, side) & board.occupied()).is_empty()
             });
     }
-    let (Some(&role), Ok(to)) = (Role::ALL.get(k / 64), u32::try_from(k % 64)) else {
+    let Some((role, to)) = kind_of(k) else {
         return false;
     };
-    let to = Square::new(to);
     if board.by_color(us).contains(to) {
         return false;
     }
@@ -392,18 +401,16 @@ fn rank_kinds<S: Scorer>(
     let mask = &kinds.mask[usize::from(direct)];
     // Few kinds that a piece could play: their moves alone are generated.
     let few = kinds.lists[usize::from(direct)].as_ref().and_then(|list| {
-        let mut playable = list.iter().copied().filter(|&k| could_play(pos, k));
-        let few: Vec<usize> = playable.by_ref().take(FEW_KINDS + 1).collect();
+        let few: Vec<usize> = list
+            .iter()
+            .copied()
+            .filter(|&k| could_play(pos, k))
+            .take(FEW_KINDS + 1)
+            .collect();
         (few.len() <= FEW_KINDS).then_some(few)
     });
     let mut sh = match few {
-        Some(few) => shapes_to(
-            pos,
-            few.iter()
-                .filter(|&&k| k != CASTLE_KIND)
-                .map(|&k| (Role::ALL[k / 64], Square::new((k % 64) as u32))),
-            few.contains(&CASTLE_KIND),
-        ),
+        Some(few) => shapes_of_kinds(pos, &few),
         None => shapes_where(pos, |role, to, castle| {
             mask.get(kind_index(role, to, castle.is_some()))
                 .copied()
@@ -1586,17 +1593,7 @@ mod tests {
                     v
                 };
                 let got: Vec<_> = {
-                    let mut v: Vec<_> = shapes_to(
-                        &pos,
-                        kinds
-                            .iter()
-                            .filter(|&&k| k != CASTLE_KIND)
-                            .map(|&k| (Role::ALL[k / 64], Square::new((k % 64) as u32))),
-                        kinds.contains(&CASTLE_KIND),
-                    )
-                    .iter()
-                    .map(key)
-                    .collect();
+                    let mut v: Vec<_> = shapes_of_kinds(&pos, &kinds).iter().map(key).collect();
                     v.sort();
                     v
                 };

@@ -477,6 +477,13 @@ pub fn kind_index(role: Role, to: shakmaty::Square, castle: bool) -> usize {
     }
 }
 
+/// The piece and target square of a bounds-table entry (the inverse of [`kind_index`]);
+/// `None` for [`CASTLE_KIND`].
+pub fn kind_of(k: usize) -> Option<(Role, shakmaty::Square)> {
+    let role = *Role::ALL.get(k / 64)?;
+    Some((role, shakmaty::Square::new((k % 64) as u32)))
+}
+
 /// DP over a prefix pattern: `col[i]` is the cost of reading `read[..i]` as the whole
 /// pattern.
 fn dp_column(read: &[char], p: &Pattern) -> [f32; MAX_CHARS + 1] {
