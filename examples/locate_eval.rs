@@ -11,7 +11,10 @@
 //! a change can be made looking at one half (`even`) and judged on the other (`odd`).
 //! `--list` prints each image's result; `--diagram` locates as `hamle board --kind diagram`
 //! does (a stretched box, then the image turned straight, where no board is found);
-//! `--no-slant` leaves out the slant fit.
+//! `--no-slant` leaves out the slant fit; `--no-model` the diagram corner model's check
+//! (`Found::corner_check`). That model trained on three quarters of the even half; the
+//! `tune` row is the even quarter it never saw (every fourth even image), on which the
+//! check's margin was chosen.
 
 use std::path::Path;
 
@@ -63,6 +66,7 @@ fn main() {
     let list = std::env::args().any(|a| a == "--list");
     let diagram = std::env::args().any(|a| a == "--diagram");
     let plain = std::env::args().any(|a| a == "--no-slant");
+    let model = !std::env::args().any(|a| a == "--no-model");
     let dir = Path::new(&dir);
     let mut names: Vec<String> = std::fs::read_dir(dir.join("images"))
         .expect("images folder")
@@ -70,6 +74,7 @@ fn main() {
         .collect();
     names.sort();
     let mut halves = [Tally::default(), Tally::default()];
+    let mut tune = Tally::default();
     let t0 = std::time::Instant::now();
     for (i, name) in names.iter().enumerate() {
         let stem = name.rsplit_once('.').map_or(name.as_str(), |s| s.0);
@@ -84,13 +89,14 @@ fn main() {
         };
         let t = &mut halves[i % 2];
         t.n += 1;
+        tune.n += usize::from(i % 8 == 6);
         let side = (dist(want[0], want[1])
             + dist(want[1], want[2])
             + dist(want[2], want[3])
             + dist(want[3], want[0]))
             / 4.0;
         let mut boxed = String::new();
-        let (status, err) = match Found::find(&gray, diagram) {
+        let (status, err) = match Found::find_with(&gray, diagram, model) {
             Ok(mut found) => {
                 t.found += 1;
                 if plain {
@@ -117,6 +123,10 @@ fn main() {
                 if err <= 0.5 {
                     t.right += 1;
                 }
+                if i % 8 == 6 {
+                    tune.found += 1;
+                    tune.right += usize::from(err <= 0.5);
+                }
                 (if err <= 0.5 { "right" } else { "off" }, err)
             }
             Err(_) => ("none", f32::NAN),
@@ -130,7 +140,10 @@ fn main() {
     }
     let secs = t0.elapsed().as_secs_f64();
     println!("half   images  found          right (corners within half a square)");
-    for (label, t) in ["even", "odd"].iter().zip(&halves) {
+    for (label, t) in ["even", "odd", "tune"]
+        .iter()
+        .zip(halves.iter().chain(std::iter::once(&tune)))
+    {
         let pct = |k: usize| 100.0 * k as f64 / t.n.max(1) as f64;
         println!(
             "{label:<6} {:>6}  {:>4} ({:5.1}%)  {:>4} ({:5.1}%)",

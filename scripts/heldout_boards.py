@@ -10,8 +10,10 @@ into OUT as `photo-NAME.jpg` beside `photo-NAME.fen`, so that `hamle eval boards
 `scripts/baseline_chessvision.py OUT`) compare each placement as displayed, like the dev
 set's `photo-*` images. Excluded rows (placement `-`) are left out.
 
-Usage: python3 scripts/heldout_boards.py OUT [--set 1|2|3|4|all] [--images DIR]
+Usage: python3 scripts/heldout_boards.py OUT [--set 1|2|3|4|all] [--images DIR] [--labels FILE]
        hamle eval boards OUT
+`--labels datasets/boards-finetune/labels.tsv --set A|B|all` links the boards typed for
+fine-tuning the square classifier instead (from the even half of corners-3lc; not held out).
 Exits with status 2 (and a message) when the images are missing.
 """
 
@@ -28,8 +30,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", help="folder to create (emptied of earlier photo-* links first)")
     ap.add_argument("--images", default=IMAGES, help="the corners-3lc images folder")
-    ap.add_argument("--set", choices=["1", "2", "3", "4", "all"], default="all",
-                    help="which labelled set: 1, 2, 3 or 4 (typed in that order), or all")
+    ap.add_argument("--set", default="all",
+                    help="which labelled set: 1, 2, 3 or 4 (typed in that order), or all; "
+                         "A or B with --labels datasets/boards-finetune/labels.tsv")
+    ap.add_argument("--labels", default=LABELS, help="the labels file (default: the held-out boards)")
     args = ap.parse_args()
     if not os.path.isdir(args.images):
         print(f"no images at {args.images} (../shared/data is missing)", file=sys.stderr)
@@ -39,7 +43,7 @@ def main() -> int:
         if old.startswith("photo-"):
             os.remove(os.path.join(args.out, old))
     n = 0
-    with open(LABELS, encoding="utf-8") as f:
+    with open(args.labels, encoding="utf-8") as f:
         for line in f:
             if line.startswith("#") or not line.strip():
                 continue

@@ -78,6 +78,80 @@ def load_real(split):
     return np.stack(ims), np.array(labs, np.uint8)
 
 
+FEN_CLASS = {c: k for k, c in enumerate(CLASSES) if k}
+
+
+def placement_classes(placement):
+    """A FEN placement (top row first) as 64 class indices, row-major from the top left."""
+    out = []
+    for row in placement.split("/"):
+        for ch in row:
+            out.extend([0] * int(ch) if ch.isdigit() else [FEN_CLASS[ch]])
+    if len(out) != 64:
+        raise ValueError(f"bad placement {placement}")
+    return np.array(out, np.uint8).reshape(8, 8)
+
+
+def load_boards(prefix, views=7):
+    """Crops of labelled real boards cut by hamle (`cargo run --release --example dump_squares --
+    DIR PREFIX`): PREFIX.u8 holds `views` x 64 crops per board, PREFIX.tsv name, placement and the
+    model's argmax on the found box. Boards whose box is off are left out: those where the label
+    moved by one rank or file agrees with the model better than the label itself, or where
+    fewer than 48 squares agree."""
+    raw = np.fromfile(prefix + ".u8", np.uint8).reshape(-1, views, 64, S, S)
+    ims, labs, kept, off = [], [], 0, []
+    for b, line in enumerate(open(prefix + ".tsv", encoding="utf-8")):
+        name, placement, pred = line.rstrip("\n").split("\t")
+        lab = placement_classes(placement)
+        pred = np.array([int(v) for v in pred.split(",")]).reshape(8, 8)
+        agree = int((lab == pred).sum())
+        shifted = []
+        for axis in (0, 1):
+            for d in (-1, 1):
+                m = np.roll(lab, d, axis=axis)
+                if axis == 0:
+                    m[0 if d == 1 else 7, :] = 0
+                else:
+                    m[:, 0 if d == 1 else 7] = 0
+                shifted.append(int((m == pred).sum()))
+        if agree < 48 or max(shifted) > agree:
+            off.append(name)
+            continue
+        kept += 1
+        ims.append(raw[b].reshape(-1, S, S))
+        labs.append(np.tile(lab.ravel(), views))
+    print(f"{prefix}: {kept} boards kept, {len(off)} left out (box off): {off}", flush=True)
+    return np.concatenate(ims), np.concatenate(labs).astype(np.uint8)
+
+
+def init_from_onnx(model, path):
+    """The weights of an exported model (batch norms folded into the convs): each conv gets the
+    folded kernel, its batch norm the identity plus the folded bias. Train such a model with
+    the batch norms frozen (`--freeze-bn`)."""
+    import onnx
+    from onnx import numpy_helper
+    g = onnx.load(path).graph
+    w = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+    convs = [n for n in g.node if n.op_type == "Conv"]
+    layers = [m for m in model.conv if isinstance(m, nn.Conv2d)]
+    bns = [m for m in model.conv if isinstance(m, nn.BatchNorm2d)]
+    with torch.no_grad():
+        for node, conv, bn in zip(convs, layers, bns):
+            conv.weight.copy_(torch.from_numpy(w[node.input[1]]))
+            bn.weight.fill_(1.0)
+            bn.bias.copy_(torch.from_numpy(w[node.input[2]]))
+            bn.running_mean.zero_()
+            bn.running_var.fill_(1.0 - bn.eps)
+        for k in ("head.2.weight", "head.2.bias", "head.4.weight", "head.4.bias"):
+            dict(model.named_parameters())[k].copy_(torch.from_numpy(w[k]))
+
+
+def freeze_bn(model):
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.eval()
+
+
 def load_npz(paths):
     ims, labs = [], []
     for p in paths:
@@ -155,6 +229,11 @@ def main():
     ap.add_argument("--onnx", default="work-tmp/boards/squares-syn.onnx")
     ap.add_argument("--init", help="start from this checkpoint's weights (new optimizer and schedule)")
     ap.add_argument("--max-steps", type=int, default=0)
+    ap.add_argument("--init-onnx", help="start from an exported model's weights (use with --freeze-bn)")
+    ap.add_argument("--freeze-bn", action="store_true", help="keep the batch norms as they are")
+    ap.add_argument("--real-boards", nargs="*", default=[],
+                    help="crops of labelled real boards (dump_squares PREFIX), mixed in")
+    ap.add_argument("--real-boards-repeat", type=int, default=1)
     a = ap.parse_args()
     seed_all(a)
 
@@ -164,6 +243,10 @@ def main():
         ri, rl = load_real("training")
         ims = np.concatenate([ims] + [ri] * a.real_train)
         labs = np.concatenate([labs] + [rl] * a.real_train)
+    for prefix in a.real_boards:
+        bi, bl = load_boards(prefix)
+        ims = np.concatenate([ims] + [bi] * a.real_boards_repeat)
+        labs = np.concatenate([labs] + [bl] * a.real_boards_repeat)
     vals = {os.path.basename(p): load_npz([p]) for p in a.val}
     if os.path.isdir(os.path.join(REAL, "validation")):
         vals["3lc-validation"] = load_real("validation")
@@ -175,8 +258,12 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=1e-4)
     steps_per_epoch = len(labs) // a.bs
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=a.lr, total_steps=a.epochs * steps_per_epoch,
-                                                pct_start=0.15 if not a.init else 0.05)
+                                                pct_start=0.15 if not (a.init or a.init_onnx) else 0.05)
+    if a.init_onnx:
+        init_from_onnx(model, a.init_onnx)
     start_epoch, history = resume(model, opt, sched, a.init, a.ckpt)
+    if a.freeze_bn:
+        freeze_bn(model)
     g = torch.Generator().manual_seed(a.seed)
     for epoch in range(start_epoch, a.epochs):
         g.manual_seed(a.seed * 1000 + epoch)
@@ -205,6 +292,8 @@ def main():
                "seconds": round(time.time() - t0)}
         for k, (vi, vl) in vals.items():
             rec[k] = evaluate(model, vi, vl)
+            if a.freeze_bn:
+                freeze_bn(model)
         history.append(rec)
         print(json.dumps({k: (v if not isinstance(v, dict) else {kk: vv for kk, vv in v.items() if kk != "confusion"})
                           for k, v in rec.items()}), flush=True)
@@ -212,6 +301,8 @@ def main():
         with open(a.ckpt + ".history.json", "w") as fh:
             json.dump(history, fh, indent=1)
         export(model, a.onnx, check_x)
+        if a.freeze_bn:
+            freeze_bn(model)
         if a.max_steps:
             break
 

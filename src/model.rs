@@ -38,8 +38,13 @@ pub const SQUARE_CLASSES: usize = 13;
 /// the photo resized to `CORNER_IN × CORNER_IN`, RGB planes in 0..1; out 4 maps of
 /// `CORNER_OUT²`: corner logits, lattice-point logits, x and y offsets within a cell.
 pub const CORNER3D_ONNX: &[u8] = include_bytes!("../models/corners3d.onnx");
-/// Input side of the corner model.
+/// The board finder for diagrams, screens and photos of pages (the same network as
+/// [`CORNER3D_ONNX`], trained on real 2D boards), see `models/corners2d.md`.
+pub const CORNER2D_ONNX: &[u8] = include_bytes!("../models/corners2d.onnx");
+/// Input side of the corner model for photos of sets.
 pub const CORNER_IN: u32 = 256;
+/// Input side of the corner model for diagrams (its maps are a quarter of it).
+pub const CORNER2D_IN: u32 = 128;
 /// Output side of the corner model (one cell per 4 × 4 input pixels).
 pub const CORNER_OUT: usize = 64;
 
@@ -244,19 +249,21 @@ impl SquareModel {
 /// The corner model's output maps for one photo.
 #[derive(Debug, Clone)]
 pub struct CornerMaps {
-    /// `4 × CORNER_OUT × CORNER_OUT`, row-major per map.
+    /// `4 × n × n`, row-major per map.
     pub data: Vec<f32>,
+    /// Side of a map (a quarter of the model's input side).
+    pub n: usize,
 }
 
 impl CornerMaps {
     fn at(&self, ch: usize, y: usize, x: usize) -> f32 {
-        self.data[(ch * CORNER_OUT + y) * CORNER_OUT + x]
+        self.data[(ch * self.n + y) * self.n + x]
     }
 
     /// Up to `k` local maxima (3 × 3) of map `ch` (0 corners, 1 lattice points) whose
     /// probability is at least `min`, strongest first, in the model's input pixels.
     pub fn peaks(&self, ch: usize, min: f32, k: usize) -> Vec<crate::board::physical::Peak> {
-        let n = CORNER_OUT;
+        let n = self.n;
         let logit_min = (min / (1.0 - min)).ln();
         let mut out = Vec::new();
         for y in 0..n {
@@ -288,7 +295,8 @@ impl CornerMaps {
                 if !is_max {
                     continue;
                 }
-                let cell = CORNER_IN as f64 / n as f64;
+                // The maps are a quarter of the input's side.
+                let cell = 4.0;
                 let ox = f64::from(self.at(2, y, x)).clamp(-0.5, 0.5);
                 let oy = f64::from(self.at(3, y, x)).clamp(-0.5, 0.5);
                 out.push(crate::board::physical::Peak {
@@ -307,9 +315,12 @@ impl CornerMaps {
 /// The corner model, ready to run.
 pub struct CornerModel {
     plan: Plan,
+    /// Input side: the photo is resized to `side × side`.
+    pub side: u32,
 }
 
 static CORNER_MODEL: OnceLock<Result<CornerModel, String>> = OnceLock::new();
+static CORNER2D_MODEL: OnceLock<Result<CornerModel, String>> = OnceLock::new();
 
 impl CornerModel {
     /// The embedded model, loaded on first use (`HAMLE_CORNER_MODEL=PATH` loads a candidate
@@ -322,20 +333,45 @@ impl CornerModel {
         CORNER_MODEL
             .get_or_init(|| {
                 let n = CORNER_IN as usize;
-                load_env_or("HAMLE_CORNER_MODEL", CORNER3D_ONNX, [1, 3, n, n])
-                    .map(|plan| CornerModel { plan })
+                load_env_or("HAMLE_CORNER_MODEL", CORNER3D_ONNX, [1, 3, n, n]).map(|plan| {
+                    CornerModel {
+                        plan,
+                        side: CORNER_IN,
+                    }
+                })
             })
             .as_ref()
             .map_err(|e| format!("cannot load the corner model: {e}"))
     }
 
-    /// Runs the model on a photo already resized to `CORNER_IN × CORNER_IN`.
+    /// The embedded corner model for diagrams ([`CORNER2D_ONNX`]), loaded on first use
+    /// (`HAMLE_CORNER2D_MODEL=PATH` loads a candidate instead).
+    ///
+    /// # Errors
+    ///
+    /// The model does not load.
+    pub fn get_2d() -> Result<&'static CornerModel, String> {
+        CORNER2D_MODEL
+            .get_or_init(|| {
+                let n = CORNER2D_IN as usize;
+                load_env_or("HAMLE_CORNER2D_MODEL", CORNER2D_ONNX, [1, 3, n, n]).map(|plan| {
+                    CornerModel {
+                        plan,
+                        side: CORNER2D_IN,
+                    }
+                })
+            })
+            .as_ref()
+            .map_err(|e| format!("cannot load the diagram corner model: {e}"))
+    }
+
+    /// Runs the model on a photo already resized to `side × side`.
     ///
     /// # Errors
     ///
     /// The image has the wrong size, or tract fails.
     pub fn run(&self, img: &image::RgbImage) -> TractResult<CornerMaps> {
-        let n = CORNER_IN as usize;
+        let n = self.side as usize;
         if img.width() as usize != n || img.height() as usize != n {
             return Err(tract_onnx::tract_core::internal::anyhow!(
                 "corner model input must be {n} x {n}"
@@ -352,13 +388,14 @@ impl CornerModel {
         let out = state.run(tvec!(input.into_tvalue()))?;
         let view = out[0].to_plain_array_view::<f32>()?;
         let data: Vec<f32> = view.iter().cloned().collect();
-        if data.len() != 4 * CORNER_OUT * CORNER_OUT {
+        let out_n = n / 4;
+        if data.len() != 4 * out_n * out_n {
             return Err(tract_onnx::tract_core::internal::anyhow!(
                 "corner model gave {} values",
                 data.len()
             ));
         }
-        Ok(CornerMaps { data })
+        Ok(CornerMaps { data, n: out_n })
     }
 }
 
@@ -542,6 +579,20 @@ mod tests {
         for (k, w) in want.iter().enumerate() {
             let got = maps.data[k * 97];
             assert!((got - w).abs() < 2e-3, "corner map value {k}: {got} vs {w}");
+        }
+        let img = image::load_from_memory(include_bytes!("../models/corners2d.check-in.png"))
+            .unwrap()
+            .to_rgb8();
+        let maps = CornerModel::get_2d().unwrap().run(&img).unwrap();
+        assert_eq!(maps.n, CORNER2D_IN as usize / 4);
+        let want = parse(include_str!("../models/corners2d.check-out.txt"));
+        assert_eq!(want.len(), maps.data.len().div_ceil(97));
+        for (k, w) in want.iter().enumerate() {
+            let got = maps.data[k * 97];
+            assert!(
+                (got - w).abs() < 2e-3,
+                "diagram corner map value {k}: {got} vs {w}"
+            );
         }
         let mosaic = image::load_from_memory(include_bytes!("../models/pieces3d.check-in.png"))
             .unwrap()

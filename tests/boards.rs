@@ -401,3 +401,26 @@ fn final_board_check_flags_a_different_position() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--final-board"));
 }
+
+/// The diagram corner model (`models/corners2d.onnx`) checks the lattice search's board
+/// but must not take a ruled scoresheet for one (it sees a lattice there too): the bundled
+/// sheet is no board, as a diagram or as anything. And on a plain drawn board, which the
+/// lattice search finds exactly, the check leaves the box where it is.
+#[test]
+fn the_corner_check_takes_no_scoresheet_and_keeps_a_right_box() {
+    let sheet = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/sheet-tr.jpg");
+    for kind in [board::BoardKind::Diagram, board::BoardKind::Auto] {
+        let cfg = BoardConfig {
+            kind,
+            ..BoardConfig::default()
+        };
+        match board::read_file(&sheet, &cfg) {
+            Err(e) => assert!(e.to_string().contains("no board"), "{kind:?}: {e}"),
+            Ok(r) => panic!("{kind:?}: the scoresheet read as the board {}", r.fen),
+        }
+    }
+    let img = drawn_board(30, 24);
+    let with = board::Found::find_with(&img, true, true).unwrap();
+    let without = board::Found::find_with(&img, true, false).unwrap();
+    assert_eq!(with.corners(), without.corners());
+}

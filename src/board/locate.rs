@@ -795,6 +795,18 @@ pub fn rectified(img: &GrayImage, q: &[[f32; 2]; 4]) -> Option<(GrayImage, Board
     ))
 }
 
+/// How well the squares of the box `bx` of `image` alternate light/dark, 0..1 (what
+/// [`BoardBox::checker`] holds for a box the lattice search found).
+pub fn box_checker(image: &GrayImage, bx: &BoardBox) -> f32 {
+    let fit = |start: f32, size: f32| Fit {
+        start,
+        size,
+        score: 0.0,
+        contrast: 0.0,
+    };
+    checker(image, fit(bx.x0, bx.x1 - bx.x0), fit(bx.y0, bx.y1 - bx.y0))
+}
+
 /// Smallest turn (degrees) [`turn`] straightens.
 pub const TURN_MIN_DEG: f32 = 2.0;
 /// Largest turn (degrees) [`turn`] believes; beyond it a board is as likely turned by the

@@ -285,6 +285,11 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
     ))
 }
 
+/// How much better ([`physical::lattice_support`] points) the diagram corner model's board
+/// must be confirmed by its maps than the lattice search's to replace it
+/// ([`Found::corner_check`]).
+pub const CORNER_MODEL_MARGIN: f32 = 5.0;
+
 /// Share of the board's side by which [`second_look`] shrinks and grows the box.
 pub const SECOND_LOOK_ZOOM: f32 = 0.02;
 /// Squares whose most likely class has a probability under this get a [`second_look`].
@@ -383,6 +388,94 @@ impl Found {
     ///
     /// No board is found (the first failure).
     pub fn find(img: &GrayImage, diagram: bool) -> Result<Found, BoardError> {
+        Found::find_with(img, diagram, true)
+    }
+
+    /// [`Found::find`], with the diagram corner model's check ([`Found::corner_check`])
+    /// or, for comparisons, without it (`model` false).
+    ///
+    /// # Errors
+    ///
+    /// No board is found.
+    pub fn find_with(img: &GrayImage, diagram: bool, model: bool) -> Result<Found, BoardError> {
+        let lattice = Found::find_lattice(img, diagram);
+        if !model {
+            return lattice;
+        }
+        match Found::corner_check(img, lattice.as_ref().ok()) {
+            Some(found) => Ok(found),
+            None => lattice,
+        }
+    }
+
+    /// The board where the diagram corner model (`models/corners2d.onnx`) sees it, when
+    /// that differs from `lattice` (the lattice search's board) and the model's maps confirm
+    /// it clearly better, or when the lattice search found none. `None`: keep `lattice`.
+    ///
+    /// The model sees the whole image at 256 × 256 and marks the board's outer corners and
+    /// the 81 points of its lattice ([`physical::fit_lattice`] makes a board of them, as for
+    /// photos of sets). Each board is scored by how well the maps confirm it
+    /// ([`physical::lattice_support`]: lattice points matched, plus the outer corners'
+    /// peaks); the model's board replaces the lattice search's only when a corner moves by
+    /// more than half a square, it scores [`CORNER_MODEL_MARGIN`] more, and its squares
+    /// alternate light and dark ([`locate::MIN_CHECKER`]). The lattice
+    /// search stays first: it is exact to the pixel where it is right, and the model, at
+    /// 4 px per map cell on the whole image, loses small diagrams on a large page.
+    pub fn corner_check(img: &GrayImage, lattice: Option<&Found>) -> Option<Found> {
+        let model = crate::model::CornerModel::get_2d().ok()?;
+        let rgb = image::DynamicImage::ImageLuma8(img.clone()).to_rgb8();
+        let (cp, lp) = physical::lattice_peaks(model, &rgb).ok()?;
+        let area = f64::from(img.width()) * f64::from(img.height());
+        let fit = physical::fit_lattice(&cp, &lp, area).ok()?;
+        // a1, h1, h8, a8 with a1–h1 the lowest edge: bottom left, bottom right, top right,
+        // top left.
+        let c = fit.corners;
+        let q = [c[3], c[2], c[1], c[0]];
+        let support = physical::lattice_support(&fit.homography, &cp, &lp);
+        if let Some(l) = lattice {
+            let lc = l.corners();
+            let h = pose::Homography::from_corners(&lc)?;
+            let theirs = physical::lattice_support(&h, &cp, &lp);
+            let side = ((lc[1][0] - lc[0][0]).hypot(lc[1][1] - lc[0][1])
+                + (lc[3][0] - lc[0][0]).hypot(lc[3][1] - lc[0][1]))
+                / 2.0;
+            let moved = q
+                .iter()
+                .zip(lc)
+                .map(|(a, b)| (a[0] - b[0]).hypot(a[1] - b[1]))
+                .fold(0.0f32, f32::max);
+            if moved <= side / 16.0 || support < theirs + CORNER_MODEL_MARGIN {
+                return None;
+            }
+        }
+        let (image, mut bx) = locate::rectified(img, &q)?;
+        bx.checker = locate::box_checker(&image, &bx);
+        // As for the lattice search's boards: the squares alternate light and dark like a
+        // chessboard's (a ruled scoresheet or a table has a lattice too).
+        if bx.checker < locate::MIN_CHECKER {
+            return None;
+        }
+        bx.score = support / (81.0 + 16.0);
+        let bounds = bounds(&q);
+        Some(Found {
+            turned: None,
+            bx: BoardBox {
+                x0: bounds[0],
+                y0: bounds[1],
+                x1: bounds[2],
+                y1: bounds[3],
+                ..bx
+            },
+            slanted: Some(locate::Slanted {
+                corners: q,
+                image,
+                bx,
+            }),
+        })
+    }
+
+    /// The lattice search of [`Found::find`].
+    fn find_lattice(img: &GrayImage, diagram: bool) -> Result<Found, BoardError> {
         let (turned, bx) = if !diagram {
             (None, locate(img).map_err(BoardError::Locate)?)
         } else {

@@ -29,7 +29,7 @@ use super::{
     canonical_rc, classes, finish, BoardConfig, BoardError, BoardReading, Grid, LocateError,
     Located, Orientation,
 };
-use crate::model::{CornerModel, PieceModel, CORNER_IN, PIECE_H, PIECE_W, SQUARE_CLASSES};
+use crate::model::{CornerModel, PieceModel, PIECE_H, PIECE_W, SQUARE_CLASSES};
 use crate::vision;
 
 /// Photos are read at most this large (longer side, pixels): squares of up to ~100 px.
@@ -265,13 +265,28 @@ fn grey_at(img: &RgbImage, x: f32, y: f32) -> Option<f32> {
 /// fails ([`BoardError::Model`]).
 pub fn find_lattice(img: &RgbImage) -> Result<Lattice, BoardError> {
     let model = CornerModel::get().map_err(BoardError::Model)?;
-    let small = image::imageops::resize(img, CORNER_IN, CORNER_IN, FilterType::Triangle);
+    let (corners, lattice) = lattice_peaks(model, img)?;
+    fit_lattice(&corners, &lattice, img.width() as f64 * img.height() as f64)
+}
+
+/// A corner model's peaks on `img`, in its pixels: up to 8 outer-corner candidates (at least
+/// [`MIN_CORNER`]) and up to 160 lattice points (at least [`MIN_LATTICE`]), strongest first.
+///
+/// # Errors
+///
+/// The model fails.
+pub fn lattice_peaks(
+    model: &CornerModel,
+    img: &RgbImage,
+) -> Result<(Vec<Peak>, Vec<Peak>), BoardError> {
+    let side = model.side;
+    let small = image::imageops::resize(img, side, side, FilterType::Triangle);
     let maps = model
         .run(&small)
         .map_err(|e| BoardError::Model(format!("{e:#}")))?;
     let (sx, sy) = (
-        img.width() as f64 / CORNER_IN as f64,
-        img.height() as f64 / CORNER_IN as f64,
+        img.width() as f64 / f64::from(side),
+        img.height() as f64 / f64::from(side),
     );
     let to_img = |p: &Peak| Peak {
         x: p.x * sx,
@@ -280,17 +295,28 @@ pub fn find_lattice(img: &RgbImage) -> Result<Lattice, BoardError> {
     };
     let corners: Vec<Peak> = maps.peaks(0, MIN_CORNER, 8).iter().map(to_img).collect();
     let lattice: Vec<Peak> = maps.peaks(1, MIN_LATTICE, 160).iter().map(to_img).collect();
+    Ok((corners, lattice))
+}
+
+/// The board that a corner model's peaks ([`lattice_peaks`]) show in an image of `area`
+/// pixels: of the convex quadrilaterals the corner candidates make, the one whose lattice
+/// the lattice peaks confirm best, refitted to the lattice peaks it matches.
+///
+/// # Errors
+///
+/// [`BoardError::Locate`] when no four corner peaks make a board whose lattice at least
+/// [`MIN_MATCHED`] lattice peaks confirm.
+pub fn fit_lattice(corners: &[Peak], lattice: &[Peak], area: f64) -> Result<Lattice, BoardError> {
     let no = |why: String| BoardError::Locate(LocateError::NoSet(why));
     // Of the convex quadrilaterals the corner candidates make, the one whose lattice the
     // lattice peaks confirm best (a stray corner peak on a clock or a sheet predicts a
     // lattice nothing confirms).
-    let area = img.width() as f64 * img.height() as f64;
     let mut best: Option<(f32, Homography, f32)> = None;
-    for quad in convex_quads(&corners, area) {
+    for quad in convex_quads(corners, area) {
         let Some(h) = Homography::from_corners(&frame_order(&quad)) else {
             continue;
         };
-        let (_, n) = lattice_matches(&h, &lattice);
+        let (_, n) = lattice_matches(&h, lattice);
         let probs: f32 = quad.iter().map(|p| p.p).sum();
         let score = n as f32 + 4.0 * probs;
         if best.as_ref().is_none_or(|b| score > b.0) {
@@ -307,7 +333,7 @@ pub fn find_lattice(img: &RgbImage) -> Result<Lattice, BoardError> {
     })?;
     let mut matched = 0;
     for _ in 0..2 {
-        let (pairs, n) = lattice_matches(&h, &lattice);
+        let (pairs, n) = lattice_matches(&h, lattice);
         matched = n;
         if n < 12 {
             break;
@@ -337,6 +363,30 @@ pub fn find_lattice(img: &RgbImage) -> Result<Lattice, BoardError> {
         corner_prob,
         matched,
     })
+}
+
+/// How well a corner model's peaks confirm the board `h` maps into the image: the lattice
+/// points matched by a lattice peak (of 81) plus, for each outer corner, 4 × the
+/// probability of the strongest corner peak within [`MATCH_RADIUS`] of a square of it (the
+/// score [`fit_lattice`] chooses its corners by).
+pub fn lattice_support(h: &Homography, corners: &[Peak], lattice: &[Peak]) -> f32 {
+    let (_, n) = lattice_matches(h, lattice);
+    let mut probs = 0.0;
+    for b in BOARD_CORNERS {
+        let (Some(p), Some(q)) = (
+            h.apply(b),
+            h.apply([if b[0] > 0.0 { 7.0 } else { 1.0 }, b[1]]),
+        ) else {
+            continue;
+        };
+        let r = MATCH_RADIUS * (q[0] - p[0]).hypot(q[1] - p[1]);
+        probs += corners
+            .iter()
+            .filter(|k| (k.x - p[0]).hypot(k.y - p[1]) <= r)
+            .map(|k| k.p)
+            .fold(0.0f32, f32::max);
+    }
+    n as f32 + 4.0 * probs
 }
 
 /// A local maximum of a heat map, in image pixels.
