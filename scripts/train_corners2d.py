@@ -30,7 +30,7 @@ from PIL import Image
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from train_common import arg_parser, resume, save, seed_all  # noqa: E402
 import train_corners3d as T3  # noqa: E402
-from train_corners3d import CornerNet, augment, evaluate, export, loss_fn  # noqa: E402
+from train_corners3d import CornerNet, evaluate, export, train_epoch  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "..", "shared", "data", "boards", "train", "corners-3lc")
@@ -163,18 +163,9 @@ def main():
     g = torch.Generator().manual_seed(a.seed)
     for ep in range(start, a.epochs):
         g.manual_seed(a.seed * 1000 + ep)
-        t0, tot = time.time(), 0.0
-        for s in range(a.steps):
-            idx = torch.randint(len(ims), (a.bs,), generator=g).numpy()
-            x = torch.from_numpy(ims[idx]).permute(0, 3, 1, 2).float() / 255
-            p = torch.from_numpy(pts[idx])
-            x, p, valid = augment(x, p, g)
-            loss = loss_fn(model(x), p, valid)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            tot += loss.item()
+        t0 = time.time()
+        batches = (torch.randint(len(ims), (a.bs,), generator=g).numpy() for _ in range(a.steps))
+        tot = train_epoch(model, opt, sched, ims, pts, batches, g)
         acc, dist = evaluate(model, vims, vpts)
         if a.init_onnx:
             freeze_bn(model)

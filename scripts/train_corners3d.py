@@ -184,6 +184,22 @@ def augment(x, pts, g):
     return x.clamp(0, 1), pts, valid
 
 
+def train_epoch(model, opt, sched, ims, pts, batches, g):
+    """One pass over `batches` (index arrays into ims/pts) with augmentation; the summed loss."""
+    tot = 0.0
+    for idx in batches:
+        x = torch.from_numpy(ims[idx]).permute(0, 3, 1, 2).float() / 255
+        p = torch.from_numpy(pts[idx])
+        x, p, valid = augment(x, p, g)
+        loss = loss_fn(model(x), p, valid)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        tot += loss.item()
+    return tot
+
+
 def peaks(hm, off, k):
     """Top k local maxima of one (R,R) map, as input-pixel coordinates."""
     mx = F.max_pool2d(hm[None, None], 3, 1, 1)[0, 0]
@@ -257,18 +273,9 @@ def main():
                 print(f"{len(ims)} training photos", flush=True)
         g.manual_seed(a.seed * 1000 + ep)
         order = torch.randperm(len(ims), generator=g)
-        t0, tot = time.time(), 0.0
-        for s in range(steps):
-            idx = order[(s * a.bs) % len(ims):(s * a.bs) % len(ims) + a.bs]
-            x = torch.from_numpy(ims[idx.numpy()]).permute(0, 3, 1, 2).float() / 255
-            p = torch.from_numpy(pts[idx.numpy()])
-            x, p, valid = augment(x, p, g)
-            loss = loss_fn(model(x), p, valid)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            tot += loss.item()
+        t0 = time.time()
+        batches = (order[(s * a.bs) % len(ims):(s * a.bs) % len(ims) + a.bs].numpy() for s in range(steps))
+        tot = train_epoch(model, opt, sched, ims, pts, batches, g)
         acc, dist = evaluate(model, vims, vpts)
         history.append({"epoch": ep + 1, "loss": tot / steps, "val_exact4": acc, "val_dist": dist})
         print(f"epoch {ep + 1}: loss {tot / steps:.3f}, val corners all within 3 px {acc:.3f}, "

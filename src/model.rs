@@ -330,17 +330,7 @@ impl CornerModel {
     ///
     /// The model does not load.
     pub fn get() -> Result<&'static CornerModel, String> {
-        CORNER_MODEL
-            .get_or_init(|| {
-                let n = CORNER_IN as usize;
-                load_env_or("HAMLE_CORNER_MODEL", CORNER3D_ONNX, [1, 3, n, n]).map(|plan| {
-                    CornerModel {
-                        plan,
-                        side: CORNER_IN,
-                    }
-                })
-            })
-            .as_ref()
+        CornerModel::load(&CORNER_MODEL, "HAMLE_CORNER_MODEL", CORNER3D_ONNX, CORNER_IN)
             .map_err(|e| format!("cannot load the corner model: {e}"))
     }
 
@@ -351,18 +341,23 @@ impl CornerModel {
     ///
     /// The model does not load.
     pub fn get_2d() -> Result<&'static CornerModel, String> {
-        CORNER2D_MODEL
-            .get_or_init(|| {
-                let n = CORNER2D_IN as usize;
-                load_env_or("HAMLE_CORNER2D_MODEL", CORNER2D_ONNX, [1, 3, n, n]).map(|plan| {
-                    CornerModel {
-                        plan,
-                        side: CORNER2D_IN,
-                    }
-                })
-            })
-            .as_ref()
+        CornerModel::load(&CORNER2D_MODEL, "HAMLE_CORNER2D_MODEL", CORNER2D_ONNX, CORNER2D_IN)
             .map_err(|e| format!("cannot load the diagram corner model: {e}"))
+    }
+
+    /// The model in `cell`, loaded on first use from `$var` or `embedded`, for a
+    /// `side × side` input.
+    fn load(
+        cell: &'static OnceLock<Result<CornerModel, String>>,
+        var: &str,
+        embedded: &[u8],
+        side: u32,
+    ) -> Result<&'static CornerModel, &'static String> {
+        cell.get_or_init(|| {
+            let n = side as usize;
+            load_env_or(var, embedded, [1, 3, n, n]).map(|plan| CornerModel { plan, side })
+        })
+        .as_ref()
     }
 
     /// Runs the model on a photo already resized to `side × side`.
