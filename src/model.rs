@@ -330,8 +330,13 @@ impl CornerModel {
     ///
     /// The model does not load.
     pub fn get() -> Result<&'static CornerModel, String> {
-        CornerModel::load(&CORNER_MODEL, "HAMLE_CORNER_MODEL", CORNER3D_ONNX, CORNER_IN)
-            .map_err(|e| format!("cannot load the corner model: {e}"))
+        CornerModel::load(
+            &CORNER_MODEL,
+            "HAMLE_CORNER_MODEL",
+            CORNER3D_ONNX,
+            CORNER_IN,
+        )
+        .map_err(|e| format!("cannot load the corner model: {e}"))
     }
 
     /// The embedded corner model for diagrams ([`CORNER2D_ONNX`]), loaded on first use
@@ -341,8 +346,13 @@ impl CornerModel {
     ///
     /// The model does not load.
     pub fn get_2d() -> Result<&'static CornerModel, String> {
-        CornerModel::load(&CORNER2D_MODEL, "HAMLE_CORNER2D_MODEL", CORNER2D_ONNX, CORNER2D_IN)
-            .map_err(|e| format!("cannot load the diagram corner model: {e}"))
+        CornerModel::load(
+            &CORNER2D_MODEL,
+            "HAMLE_CORNER2D_MODEL",
+            CORNER2D_ONNX,
+            CORNER2D_IN,
+        )
+        .map_err(|e| format!("cannot load the diagram corner model: {e}"))
     }
 
     /// The model in `cell`, loaded on first use from `$var` or `embedded`, for a

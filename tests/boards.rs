@@ -439,8 +439,7 @@ fn held_out_photos_floor() {
     }
     let dir = temp_dir().join("held-out");
     std::fs::create_dir_all(&dir).unwrap();
-    let labels =
-        std::fs::read_to_string(root.join("datasets/boards-heldout/labels.tsv")).unwrap();
+    let labels = std::fs::read_to_string(root.join("datasets/boards-heldout/labels.tsv")).unwrap();
     let mut n = 0;
     for line in labels.lines().filter(|l| !l.starts_with('#')) {
         let f: Vec<&str> = line.split('\t').collect();
@@ -456,6 +455,10 @@ fn held_out_photos_floor() {
     let r = boards::run(&dir, &BoardConfig::default()).unwrap();
     eprintln!("{r}");
     assert_eq!(r.all.images, 62);
-    assert!(r.all.exact >= 46, "{} of 62 held-out photos exact", r.all.exact);
+    assert!(
+        r.all.exact >= 46,
+        "{} of 62 held-out photos exact",
+        r.all.exact
+    );
     assert!(r.all.square_accuracy >= 0.97, "{}", r.all.square_accuracy);
 }
