@@ -34,20 +34,23 @@ def main() -> int:
                     help="which labelled set: 1, 2, 3 or 4 (typed in that order), or all; "
                          "A or B with --labels datasets/boards-finetune/labels.tsv")
     ap.add_argument("--labels", default=LABELS, help="the labels file (default: the held-out boards)")
+    ap.add_argument("--prefix", default="photo",
+                    help="name prefix: `photo` (compared as displayed by hamle eval boards) or another "
+                         "(compared with the canonical FEN), e.g. `set` for datasets/boards-3d-real")
     args = ap.parse_args()
     if not os.path.isdir(args.images):
         print(f"no images at {args.images} (../shared/data is missing)", file=sys.stderr)
         return 2
     os.makedirs(args.out, exist_ok=True)
     for old in os.listdir(args.out):
-        if old.startswith("photo-"):
+        if old.startswith(args.prefix + "-"):
             os.remove(os.path.join(args.out, old))
     n = 0
     with open(args.labels, encoding="utf-8") as f:
         for line in f:
             if line.startswith("#") or not line.strip():
                 continue
-            name, placement, which, _how = line.rstrip("\n").split("\t")
+            name, placement, which = line.rstrip("\n").split("\t")[:3]
             if placement == "-" or args.set not in ("all", which):
                 continue
             src = os.path.abspath(os.path.join(args.images, name))
@@ -55,8 +58,8 @@ def main() -> int:
                 print(f"missing image {src}", file=sys.stderr)
                 return 2
             stem = os.path.splitext(name)[0]
-            os.symlink(src, os.path.join(args.out, f"photo-{stem}.jpg"))
-            with open(os.path.join(args.out, f"photo-{stem}.fen"), "w", encoding="utf-8") as g:
+            os.symlink(src, os.path.join(args.out, f"{args.prefix}-{stem}.jpg"))
+            with open(os.path.join(args.out, f"{args.prefix}-{stem}.fen"), "w", encoding="utf-8") as g:
                 g.write(placement + "\n")
             n += 1
     print(f"{n} labelled images linked into {args.out}")
