@@ -425,10 +425,10 @@ fn the_corner_check_takes_no_scoresheet_and_keeps_a_right_box() {
     assert_eq!(with.corners(), without.corners());
 }
 
-/// The held-out photos still held out (sets 3 and 4 of `datasets/boards-heldout`, 62
-/// hand-typed corners-3lc photos) read at least this well. A floor well below what the
-/// shipped models read (51/62 exact as `--kind diagram`, 50/62 as `auto`, 99 % of squares;
-/// README), to catch regressions. Skipped without `../shared/data`.
+/// The held-out photos still held out (sets 3, 4 and 5 of `datasets/boards-heldout`, 94
+/// hand-typed corners-3lc photos) read at least this well. A floor below what the shipped
+/// models read (77/94 exact as `--kind diagram`, 75/94 as `auto`, 98 % of squares; README)
+/// and above session 11's 68/94, to catch regressions. Skipped without `../shared/data`.
 #[test]
 fn held_out_photos_floor() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -443,7 +443,7 @@ fn held_out_photos_floor() {
     let mut n = 0;
     for line in labels.lines().filter(|l| !l.starts_with('#')) {
         let f: Vec<&str> = line.split('\t').collect();
-        if f.len() < 3 || f[1] == "-" || !matches!(f[2], "3" | "4") {
+        if f.len() < 3 || f[1] == "-" || !matches!(f[2], "3" | "4" | "5") {
             continue;
         }
         let stem = f[0].rsplit_once('.').map_or(f[0], |s| s.0);
@@ -451,13 +451,13 @@ fn held_out_photos_floor() {
         std::fs::write(dir.join(format!("photo-{stem}.fen")), f[1]).unwrap();
         n += 1;
     }
-    assert_eq!(n, 62);
+    assert_eq!(n, 94);
     let r = boards::run(&dir, &BoardConfig::default()).unwrap();
     eprintln!("{r}");
-    assert_eq!(r.all.images, 62);
+    assert_eq!(r.all.images, 94);
     assert!(
-        r.all.exact >= 46,
-        "{} of 62 held-out photos exact",
+        r.all.exact >= 71,
+        "{} of 94 held-out photos exact",
         r.all.exact
     );
     assert!(r.all.square_accuracy >= 0.97, "{}", r.all.square_accuracy);
