@@ -139,3 +139,45 @@ def train_ctc(model, a, ims, labs, vals, encode, evaluate, export, augment=None)
         model.train()
         if a.max_steps:
             break
+
+
+def init_from_onnx(model, path):
+    """Loads the weights of an exported model, whose batch norms the export folded into its
+    convs. The convs are matched to the graph's Conv nodes in order. A conv followed by a
+    batch norm gets the folded kernel, and its batch norm becomes the identity plus the folded
+    bias; a conv without one gets the bias itself. Other weights (linear layers) are copied by
+    name. Train such a model with its batch norms frozen (`freeze_bn`)."""
+    import onnx
+    from onnx import numpy_helper
+    g = onnx.load(path).graph
+    w = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+    convs = [n for n in g.node if n.op_type == "Conv"]
+    mods = [m for m in model.modules() if isinstance(m, (nn.Conv2d, nn.BatchNorm2d))]
+    pairs, i = [], 0
+    while i < len(mods):
+        bn = mods[i + 1] if i + 1 < len(mods) and isinstance(mods[i + 1], nn.BatchNorm2d) else None
+        pairs.append((mods[i], bn))
+        i += 2 if bn is not None else 1
+    assert len(pairs) == len(convs), (len(pairs), len(convs))
+    params = dict(model.named_parameters())
+    with torch.no_grad():
+        for node, (conv, bn) in zip(convs, pairs):
+            conv.weight.copy_(torch.from_numpy(w[node.input[1]].copy()))
+            b = torch.from_numpy(w[node.input[2]].copy())
+            if bn is None:
+                conv.bias.copy_(b)
+            else:
+                bn.weight.fill_(1.0)
+                bn.bias.copy_(b)
+                bn.running_mean.zero_()
+                bn.running_var.fill_(1.0 - bn.eps)
+        for k, v in w.items():
+            if k in params:
+                params[k].copy_(torch.from_numpy(v.copy()))
+
+
+def freeze_bn(model):
+    """Puts every batch norm of `model` in eval mode (its statistics stay as they are)."""
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.eval()

@@ -4,7 +4,7 @@
 ONNX for tract (models/corners2d.onnx).
 
     python3 scripts/train_corners2d.py --data ../shared/data/boards/train/corners-3lc --epochs 20 --steps 80 --seed 1 --threads 2 \
-        --init-onnx models/corners3d.onnx --ckpt work-tmp/c2d/corners.pt --onnx models/corners2d.onnx
+        --init-onnx models/corners3d.onnx --ckpt work-tmp/c2d/c128.pt --onnx models/corners2d.onnx
 
 Same network, targets and contract as models/corners3d.onnx (scripts/train_corners3d.py), at
 a quarter of the cost: input float32 [1, 3, 128, 128] RGB 0..1 (`--side`), output [1, 4, 32, 32]:
@@ -24,11 +24,10 @@ import time
 
 import numpy as np
 import torch
-import torch.nn as nn
 from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_common import arg_parser, resume, save, seed_all  # noqa: E402
+from train_common import arg_parser, freeze_bn, init_from_onnx, resume, save, seed_all  # noqa: E402
 import train_corners3d as T3  # noqa: E402
 from train_corners3d import CornerNet, evaluate, export, train_epoch  # noqa: E402
 
@@ -100,42 +99,8 @@ def load(names):
     return np.stack(ims), np.stack(pts), kept
 
 
-def init_from_onnx(model, path):
-    """An exported CornerNet's weights (batch norms folded into the convs): each conv gets the
-    folded kernel, its batch norm the identity plus the folded bias."""
-    import onnx
-    from onnx import numpy_helper
-    g = onnx.load(path).graph
-    w = {i.name: numpy_helper.to_array(i) for i in g.initializer}
-    convs = [n for n in g.node if n.op_type == "Conv"]
-    mods = [m for m in model.modules() if isinstance(m, (nn.Conv2d, nn.BatchNorm2d))]
-    pairs, i = [], 0
-    while i < len(mods):
-        bn = mods[i + 1] if i + 1 < len(mods) and isinstance(mods[i + 1], nn.BatchNorm2d) else None
-        pairs.append((mods[i], bn))
-        i += 2 if bn is not None else 1
-    assert len(pairs) == len(convs), (len(pairs), len(convs))
-    with torch.no_grad():
-        for node, (conv, bn) in zip(convs, pairs):
-            conv.weight.copy_(torch.from_numpy(w[node.input[1]].copy()))
-            b = torch.from_numpy(w[node.input[2]].copy())
-            if bn is None:
-                conv.bias.copy_(b)
-            else:
-                bn.weight.fill_(1.0)
-                bn.bias.copy_(b)
-                bn.running_mean.zero_()
-                bn.running_var.fill_(1.0 - bn.eps)
-
-
-def freeze_bn(model):
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            m.eval()
-
-
 def main():
-    ap = arg_parser(24, "work-tmp/c2d/corners.pt", "models/corners2d.onnx", bs=16, lr=1e-3)
+    ap = arg_parser(20, "work-tmp/c2d/c128.pt", "models/corners2d.onnx", bs=16, lr=1e-3)
     ap.add_argument("--steps", type=int, default=80, help="steps per epoch")
     ap.add_argument("--init-onnx", help="start from an exported CornerNet (batch norms frozen)")
     ap.add_argument("--side", type=int, default=128,

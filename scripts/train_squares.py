@@ -33,7 +33,7 @@ from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from boards_synth import S  # noqa: E402
-from train_common import resume, save, seed_all  # noqa: E402
+from train_common import freeze_bn, init_from_onnx, resume, save, seed_all  # noqa: E402
 
 CLASSES = ["empty", "P", "N", "B", "R", "Q", "K", "p", "n", "b", "r", "q", "k"]
 REAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data", "boards", "train",
@@ -122,34 +122,6 @@ def load_boards(prefix, views=7):
         labs.append(np.tile(lab.ravel(), views))
     print(f"{prefix}: {kept} boards kept, {len(off)} left out (box off): {off}", flush=True)
     return np.concatenate(ims), np.concatenate(labs).astype(np.uint8)
-
-
-def init_from_onnx(model, path):
-    """The weights of an exported model (batch norms folded into the convs): each conv gets the
-    folded kernel, its batch norm the identity plus the folded bias. Train such a model with
-    the batch norms frozen (`--freeze-bn`)."""
-    import onnx
-    from onnx import numpy_helper
-    g = onnx.load(path).graph
-    w = {i.name: numpy_helper.to_array(i) for i in g.initializer}
-    convs = [n for n in g.node if n.op_type == "Conv"]
-    layers = [m for m in model.conv if isinstance(m, nn.Conv2d)]
-    bns = [m for m in model.conv if isinstance(m, nn.BatchNorm2d)]
-    with torch.no_grad():
-        for node, conv, bn in zip(convs, layers, bns):
-            conv.weight.copy_(torch.from_numpy(w[node.input[1]]))
-            bn.weight.fill_(1.0)
-            bn.bias.copy_(torch.from_numpy(w[node.input[2]]))
-            bn.running_mean.zero_()
-            bn.running_var.fill_(1.0 - bn.eps)
-        for k in ("head.2.weight", "head.2.bias", "head.4.weight", "head.4.bias"):
-            dict(model.named_parameters())[k].copy_(torch.from_numpy(w[k]))
-
-
-def freeze_bn(model):
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            m.eval()
 
 
 def load_npz(paths):

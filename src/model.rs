@@ -36,7 +36,7 @@ pub const SQUARE_CLASSES: usize = 13;
 
 /// The board finder for photos of physical sets (small U-Net), see `models/corners3d.md`:
 /// the photo resized to `CORNER_IN × CORNER_IN`, RGB planes in 0..1; out 4 maps of
-/// `CORNER_OUT²`: corner logits, lattice-point logits, x and y offsets within a cell.
+/// `(CORNER_IN / CORNER_CELL)²`: corner logits, lattice-point logits, x and y offsets within a cell.
 pub const CORNER3D_ONNX: &[u8] = include_bytes!("../models/corners3d.onnx");
 /// The board finder for diagrams, screens and photos of pages (the same network as
 /// [`CORNER3D_ONNX`], trained on real 2D boards), see `models/corners2d.md`.
@@ -45,8 +45,8 @@ pub const CORNER2D_ONNX: &[u8] = include_bytes!("../models/corners2d.onnx");
 pub const CORNER_IN: u32 = 256;
 /// Input side of the corner model for diagrams (its maps are a quarter of it).
 pub const CORNER2D_IN: u32 = 128;
-/// Output side of the corner model (one cell per 4 × 4 input pixels).
-pub const CORNER_OUT: usize = 64;
+/// Input pixels per side of a corner map's cell: the maps are a quarter of the input's side.
+pub const CORNER_CELL: usize = 4;
 
 /// The piece classifier for photos of physical sets, see `models/pieces3d.md`: one board =
 /// one batch of 64 RGB crops, `PIECE_W × PIECE_H`, planes in 0..1; 13 logits per crop in the
@@ -251,7 +251,7 @@ impl SquareModel {
 pub struct CornerMaps {
     /// `4 × n × n`, row-major per map.
     pub data: Vec<f32>,
-    /// Side of a map (a quarter of the model's input side).
+    /// Side of a map: the model's input side / [`CORNER_CELL`].
     pub n: usize,
 }
 
@@ -295,8 +295,7 @@ impl CornerMaps {
                 if !is_max {
                     continue;
                 }
-                // The maps are a quarter of the input's side.
-                let cell = 4.0;
+                let cell = CORNER_CELL as f64;
                 let ox = f64::from(self.at(2, y, x)).clamp(-0.5, 0.5);
                 let oy = f64::from(self.at(3, y, x)).clamp(-0.5, 0.5);
                 out.push(crate::board::physical::Peak {
@@ -393,7 +392,7 @@ impl CornerModel {
         let out = state.run(tvec!(input.into_tvalue()))?;
         let view = out[0].to_plain_array_view::<f32>()?;
         let data: Vec<f32> = view.iter().cloned().collect();
-        let out_n = n / 4;
+        let out_n = n / CORNER_CELL;
         if data.len() != 4 * out_n * out_n {
             return Err(tract_onnx::tract_core::internal::anyhow!(
                 "corner model gave {} values",
@@ -589,7 +588,7 @@ mod tests {
             .unwrap()
             .to_rgb8();
         let maps = CornerModel::get_2d().unwrap().run(&img).unwrap();
-        assert_eq!(maps.n, CORNER2D_IN as usize / 4);
+        assert_eq!(maps.n, CORNER2D_IN as usize / CORNER_CELL);
         let want = parse(include_str!("../models/corners2d.check-out.txt"));
         assert_eq!(want.len(), maps.data.len().div_ceil(97));
         for (k, w) in want.iter().enumerate() {

@@ -412,7 +412,7 @@ impl Found {
     /// that differs from `lattice` (the lattice search's board) and the model's maps confirm
     /// it clearly better, or when the lattice search found none. `None`: keep `lattice`.
     ///
-    /// The model sees the whole image at 256 × 256 and marks the board's outer corners and
+    /// The model sees the whole image at 128 × 128 and marks the board's outer corners and
     /// the 81 points of its lattice ([`physical::fit_lattice`] makes a board of them, as for
     /// photos of sets). Each board is scored by how well the maps confirm it
     /// ([`physical::lattice_support`]: lattice points matched, plus the outer corners'
@@ -423,8 +423,16 @@ impl Found {
     /// 4 px per map cell on the whole image, loses small diagrams on a large page.
     pub fn corner_check(img: &GrayImage, lattice: Option<&Found>) -> Option<Found> {
         let model = crate::model::CornerModel::get_2d().ok()?;
-        let rgb = image::DynamicImage::ImageLuma8(img.clone()).to_rgb8();
-        let (cp, lp) = physical::lattice_peaks(model, &rgb).ok()?;
+        // Resized while grey, then given the model's three equal planes (the same pixels as
+        // resizing a colour copy, without making one of the whole image).
+        let small = image::imageops::resize(
+            img,
+            model.side,
+            model.side,
+            image::imageops::FilterType::Triangle,
+        );
+        let rgb = image::DynamicImage::ImageLuma8(small).to_rgb8();
+        let (cp, lp) = physical::lattice_peaks_resized(model, &rgb, img.dimensions()).ok()?;
         let area = f64::from(img.width()) * f64::from(img.height());
         let fit = physical::fit_lattice(&cp, &lp, area).ok()?;
         // a1, h1, h8, a8 with a1–h1 the lowest edge: bottom left, bottom right, top right,

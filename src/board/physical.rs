@@ -279,14 +279,27 @@ pub fn lattice_peaks(
     model: &CornerModel,
     img: &RgbImage,
 ) -> Result<(Vec<Peak>, Vec<Peak>), BoardError> {
-    let side = model.side;
-    let small = image::imageops::resize(img, side, side, FilterType::Triangle);
+    let small = image::imageops::resize(img, model.side, model.side, FilterType::Triangle);
+    lattice_peaks_resized(model, &small, img.dimensions())
+}
+
+/// [`lattice_peaks`] of an image of `size` (width, height) already resized to the model's
+/// input side (`small`), in the pixels of the full-size image.
+///
+/// # Errors
+///
+/// The model fails.
+pub fn lattice_peaks_resized(
+    model: &CornerModel,
+    small: &RgbImage,
+    size: (u32, u32),
+) -> Result<(Vec<Peak>, Vec<Peak>), BoardError> {
     let maps = model
-        .run(&small)
+        .run(small)
         .map_err(|e| BoardError::Model(format!("{e:#}")))?;
     let (sx, sy) = (
-        img.width() as f64 / f64::from(side),
-        img.height() as f64 / f64::from(side),
+        f64::from(size.0) / f64::from(small.width()),
+        f64::from(size.1) / f64::from(small.height()),
     );
     let to_img = |p: &Peak| Peak {
         x: p.x * sx,
