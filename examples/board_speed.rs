@@ -1,6 +1,7 @@
 //! Time of each stage of the board pipeline on a folder of images (one core, one image at a
 //! time): decoding, locating (with the slant fit), cutting the squares (with the warp of a
-//! slanted board), the square model (with the second look at unsure squares); as `hamle board --kind diagram`.
+//! slanted board), the square model (with the second look at unsure squares), the printed
+//! coordinates (cut and read); as `hamle board --kind diagram`.
 //!
 //! `cargo run --release --example board_speed -- ../shared/data/boards/dev`
 //!
@@ -22,6 +23,7 @@ fn main() {
         .unwrap_or_else(|| "../shared/data/boards/dev".into());
     let physical = std::env::args().any(|a| a == "--physical");
     let model = SquareModel::get().expect("model loads");
+    hamle::model::CoordModel::get().expect("coordinate model loads");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("folder")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -36,7 +38,7 @@ fn main() {
     if physical {
         return photos(&files);
     }
-    let mut sums = [0.0f64; 4];
+    let mut sums = [0.0f64; 5];
     let mut n = 0;
     for p in &files {
         let t = Instant::now();
@@ -58,12 +60,23 @@ fn main() {
         let mut logits = model.run_board(&px).expect("model runs");
         second_look(model, img, &bx, &mut logits).expect("model runs");
         let t_model = t.elapsed().as_secs_f64();
-        for (s, v) in sums.iter_mut().zip([t_load, t_locate, t_cut, t_model]) {
+        let t = Instant::now();
+        let _ = hamle::board::coords::read(&gray, &found.corners()).expect("model runs");
+        let t_coords = t.elapsed().as_secs_f64();
+        for (s, v) in sums
+            .iter_mut()
+            .zip([t_load, t_locate, t_cut, t_model, t_coords])
+        {
             *s += v;
         }
         n += 1;
     }
-    print_means("image", n, &sums, ["load", "locate", "cut", "model"]);
+    print_means(
+        "image",
+        n,
+        &sums,
+        ["load", "locate", "cut", "model", "coordinates"],
+    );
 }
 
 fn photos(files: &[std::path::PathBuf]) {
@@ -105,7 +118,7 @@ fn photos(files: &[std::path::PathBuf]) {
 }
 
 /// `N {what}s; ms per {what}: stage t, ...` from the summed seconds of each stage.
-fn print_means(what: &str, n: usize, sums: &[f64; 4], stages: [&str; 4]) {
+fn print_means<const K: usize>(what: &str, n: usize, sums: &[f64; K], stages: [&str; K]) {
     let n = n.max(1) as f64;
     let parts: Vec<String> = stages
         .iter()

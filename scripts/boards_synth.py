@@ -37,6 +37,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 GAMES = [os.path.join(ROOT, "datasets/games", f) for f in ("lichess_classical.pgn", "malakhov_master.pgn")]
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 FONT_B = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
+LAST = {}  # what the last render() drew (see there)
 SYM = "PNBRQKpnbrqk"
 
 SCREEN_PALETTES = [  # (light, dark)
@@ -187,12 +188,18 @@ def piece_sprite(rng, sprite, n, scale, tone):
     return a
 
 
-def render(rng, grid, sets, book_sets, other_sets, marks=False):
+def render(rng, grid, sets, book_sets, other_sets, marks=False, flip=None, coords=None, fonts=None):
     """Returns (rgb float32 HxWx3 0..255, corners 4x2 [tl, tr, br, bl] in pixel coords, style).
 
     `marks` (off in the recipes before session 11, so that they still rebuild byte for byte)
     adds print and screen marks that are not pieces, and heavily inked white pieces in books
-    (see `heavy_ink` and `stray_marks`)."""
+    (see `heavy_ink` and `stray_marks`).
+
+    `flip` (True/False) and `coords` (True: always draw coordinates when there is room)
+    override the random choices without changing the random stream; `fonts` replaces the
+    two coordinate fonts (scripts/coords_eval.py draws them in fonts the coordinate reader
+    never saw). `LAST["coords"]` says afterwards whether coordinates were drawn."""
+    LAST["coords"] = None
     style = "book" if rng.random() < 0.45 else "screen"
     n = rng.randint(18, 76) if rng.random() < 0.85 else rng.randint(76, 110)
     B = 8 * n
@@ -245,6 +252,9 @@ def render(rng, grid, sets, book_sets, other_sets, marks=False):
             g = frame + rng.randint(2, 4)
             dr.rectangle([x0 - 1 - g, x0 - 1 - g, x0 + B + g, x0 + B + g], outline=fc)
     flipped = rng.random() < 0.15
+    if flip is not None:
+        flipped = flip
+    font_files = fonts or [FONT, FONT_B]
     files = "abcdefgh"[::-1] if flipped else "abcdefgh"
     ranks = "12345678" if flipped else "87654321"
     # screen overlays under the pieces: last move, check, selected square
@@ -265,15 +275,17 @@ def render(rng, grid, sets, book_sets, other_sets, marks=False):
                     rad = n * 0.5 * k / 6 * 1.2
                     cx, cy = x0 + (c + 0.5) * n, x0 + (r + 0.5) * n
                     dr.ellipse([cx - rad, cy - rad, cx + rad, cy + rad], fill=(255, 0, 0, 40))
-        if rng.random() < 0.25:  # coordinates inside the squares' corners
-            f = ImageFont.truetype(rng.choice([FONT, FONT_B]), max(6, int(n * rng.uniform(0.16, 0.28))))
+        if rng.random() < 0.25 or coords:  # coordinates inside the squares' corners
+            LAST["coords"] = "inside"
+            f = ImageFont.truetype(rng.choice(font_files), max(6, int(n * rng.uniform(0.16, 0.28))))
             for i in range(8):
                 cl = tuple(int(v) for v in (dark if i % 2 == 0 else light))
                 dr.text((x0 + 2, x0 + i * n + 1), ranks[i], font=f, fill=cl)
                 cl = tuple(int(v) for v in (dark if (7 + i) % 2 == 0 else light))
                 dr.text((x0 + (i + 1) * n - 2, x0 + B - 2), files[i], font=f, fill=cl, anchor="rb")
-    elif pad > n * 0.25 and rng.random() < 0.6:  # outside coordinates (book)
-        f = ImageFont.truetype(rng.choice([FONT, FONT_B]), max(6, int(min(pad - frame, n) * rng.uniform(0.5, 0.8))))
+    elif pad > n * 0.25 and (rng.random() < 0.6 or coords):  # outside coordinates (book)
+        LAST["coords"] = "outside"
+        f = ImageFont.truetype(rng.choice(font_files), max(6, int(min(pad - frame, n) * rng.uniform(0.5, 0.8))))
         cl = (int(ink),) * 3
         for i in range(8):
             dr.text((x0 - frame - 3, x0 + (i + 0.5) * n), ranks[i], font=f, fill=cl, anchor="rm")

@@ -46,3 +46,16 @@ page.save("samples/board-page.png")
 with open("samples/board-page.fen", "w") as f:
     f.write(board.board_fen() + "\n")
 print(board.board_fen())
+
+# samples/board-flipped.png: an endgame shown from Black's side, printed in a book's black and
+# white with coordinates (h..a below, 1..8 down the left). Its kings and pawns stand the way
+# White's would with White at the bottom, so only the coordinates tell the side (issue #4).
+flipped = chess.Board("8/8/6K1/5P1P/1p6/p1k5/8/8 w - - 0 1")
+svg = chess.svg.board(flipped, size=300, coordinates=True, flipped=True,
+                      colors={"square light": "#ffffff", "square dark": "#b0b0b0",
+                              "margin": "#ffffff", "coord": "#000000"})
+png = cairosvg.svg2png(bytestring=svg.encode())
+Image.open(io.BytesIO(png)).convert("L").save("samples/board-flipped.png")
+with open("samples/board-flipped.fen", "w") as f:
+    f.write(flipped.board_fen() + "\n")
+print(flipped.board_fen(), "(shown from Black's side)")

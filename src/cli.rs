@@ -334,13 +334,18 @@ pub struct BoardArgs {
     #[arg(long, value_enum, ignore_case = true)]
     pub side: Option<SideArg>,
 
-    /// Which side is at the bottom of the image (default: decided from the pieces).
+    /// Which side is at the bottom of the image (default: decided from printed coordinates
+    /// when they are clear, else from the pieces).
     #[arg(long, value_enum, ignore_case = true)]
     pub orientation: Option<OrientationArg>,
 
     /// What the images show.
     #[arg(long, value_enum, default_value = "auto", ignore_case = true)]
     pub kind: KindArg,
+
+    /// Ignore printed coordinates: only the pieces decide the orientation.
+    #[arg(long)]
+    pub no_coordinates: bool,
 }
 
 /// `hamle eval boards`.
@@ -357,6 +362,10 @@ pub struct BoardsEvalArgs {
     /// What the images show.
     #[arg(long, value_enum, default_value = "auto", ignore_case = true)]
     pub kind: KindArg,
+
+    /// Ignore printed coordinates: only the pieces decide the orientation.
+    #[arg(long)]
+    pub no_coordinates: bool,
 }
 
 /// `hamle eval dump-pieces` (hidden): the piece model's training crops.
@@ -391,6 +400,7 @@ impl BoardArgs {
                 OrientationArg::Right => hamle::board::Orientation::Right,
             }),
             kind: self.kind.kind(),
+            coordinates: !self.no_coordinates,
             ..Default::default()
         }
     }
@@ -1037,6 +1047,7 @@ fn batch(args: &BatchArgs) -> anyhow::Result<ExitCode> {
 fn eval_boards(args: &BoardsEvalArgs) -> anyhow::Result<ExitCode> {
     let cfg = hamle::board::BoardConfig {
         kind: args.kind.kind(),
+        coordinates: !args.no_coordinates,
         ..Default::default()
     };
     let report = hamle::eval::boards::run(&args.dir, &cfg)?;

@@ -57,6 +57,17 @@ pub const PIECE_W: u32 = 32;
 /// Height of a piece crop.
 pub const PIECE_H: u32 = 64;
 
+/// The printed-coordinate reader, see `models/coords.md`: 64 grey crops `COORD_S × COORD_S`
+/// in 0..1 (ink dark) cut beside and inside a board's edge squares; 17 logits per crop:
+/// `0` none, `1..=8` files a..h, `9..=16` ranks 1..8.
+pub const COORD_ONNX: &[u8] = include_bytes!("../models/coords.onnx");
+/// Side of a coordinate crop.
+pub const COORD_S: usize = 24;
+/// Crops per run: the 8 sites of one board.
+pub const COORD_BATCH: usize = 64;
+/// Classes of the coordinate reader.
+pub const COORD_CLASSES: usize = 17;
+
 type Plan = Arc<TypedRunnableModel>;
 
 /// Log-probabilities of one cell: `frames × classes`, row-major; class 0 is the CTC blank.
@@ -442,6 +453,58 @@ impl PieceModel {
     }
 }
 
+/// The printed-coordinate reader, ready to run (fixed batch of [`COORD_BATCH`]).
+pub struct CoordModel {
+    plan: Plan,
+}
+
+static COORD_MODEL: OnceLock<Result<CoordModel, String>> = OnceLock::new();
+
+impl CoordModel {
+    /// The embedded model, loaded on first use (`HAMLE_COORD_MODEL=PATH` loads a candidate
+    /// instead).
+    ///
+    /// # Errors
+    ///
+    /// The model does not load.
+    pub fn get() -> Result<&'static CoordModel, String> {
+        COORD_MODEL
+            .get_or_init(|| {
+                let shape = [COORD_BATCH, 1, COORD_S, COORD_S];
+                load_env_or("HAMLE_COORD_MODEL", COORD_ONNX, shape).map(|plan| CoordModel { plan })
+            })
+            .as_ref()
+            .map_err(|e| format!("cannot load the coordinate model: {e}"))
+    }
+
+    /// Logits of the 64 crops (`64 × COORD_S²` values, crop after crop).
+    ///
+    /// # Errors
+    ///
+    /// `pixels` has the wrong length, or tract fails.
+    pub fn run(&self, pixels: &[f32]) -> TractResult<Vec<[f32; COORD_CLASSES]>> {
+        let input = Tensor::from_shape(&[COORD_BATCH, 1, COORD_S, COORD_S], pixels)?;
+        let mut state = self.plan.spawn()?;
+        let out = state.run(tvec!(input.into_tvalue()))?;
+        let view = out[0].to_plain_array_view::<f32>()?;
+        let flat: Vec<f32> = view.iter().cloned().collect();
+        if flat.len() != COORD_BATCH * COORD_CLASSES {
+            return Err(tract_onnx::tract_core::internal::anyhow!(
+                "the coordinate model gave {} values",
+                flat.len()
+            ));
+        }
+        Ok(flat
+            .chunks_exact(COORD_CLASSES)
+            .map(|c| {
+                let mut row = [0.0; COORD_CLASSES];
+                row.copy_from_slice(c);
+                row
+            })
+            .collect())
+    }
+}
+
 /// An ONNX file named by the environment variable `var` when set (to compare a candidate
 /// model without a rebuild), else the embedded bytes, planned at `shape`.
 fn load_env_or(var: &str, embedded: &[u8], shape: [usize; 4]) -> Result<Plan, String> {
@@ -566,6 +629,39 @@ mod tests {
             include_str!("../models/words.check-out.txt"),
             WORD_ALPHABET,
         );
+    }
+
+    /// The coordinate reader: tract's logits on the 64 crops saved at export time (a mosaic,
+    /// 8 per row) are PyTorch's.
+    #[test]
+    fn coordinate_model_matches_pytorch() {
+        let mosaic = image::load_from_memory(include_bytes!("../models/coords.check-in.png"))
+            .unwrap()
+            .to_luma8();
+        let n = COORD_S;
+        let mut px = vec![0.0f32; COORD_BATCH * n * n];
+        for i in 0..COORD_BATCH {
+            let (r, c) = (i / 8, i % 8);
+            for y in 0..n {
+                for x in 0..n {
+                    px[(i * n + y) * n + x] =
+                        mosaic.get_pixel((c * n + x) as u32, (r * n + y) as u32)[0] as f32 / 255.0;
+                }
+            }
+        }
+        let got = CoordModel::get().unwrap().run(&px).unwrap();
+        let want: Vec<f32> = include_str!("../models/coords.check-out.txt")
+            .lines()
+            .map(|l| l.trim().parse().unwrap())
+            .collect();
+        assert_eq!(want.len(), COORD_BATCH * COORD_CLASSES);
+        let worst = got
+            .iter()
+            .flatten()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst < 2e-3, "largest coordinate logit difference {worst}");
     }
 
     /// The two models for photos of sets: tract's output on the input saved at export time

@@ -253,6 +253,38 @@ fn bundled_sample_reads_exactly() {
     assert!(v["flags"].as_array().unwrap().is_empty(), "{v}");
 }
 
+/// A diagram printed from Black's side whose kings and pawns stand as White's would with
+/// White at the bottom: its printed coordinates (h..a, 1..8 downwards) settle the side, the
+/// JSON says so, and without them the pieces get it wrong.
+#[test]
+fn printed_coordinates_turn_a_board_shown_from_blacks_side() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let want = std::fs::read_to_string(dir.join("board-flipped.fen")).unwrap();
+    let img = dir.join("board-flipped.png");
+    let o = hamle(&["board", img.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["placement"], want.trim(), "{v}");
+    assert_eq!(v["orientation"], "black", "{v}");
+    assert_eq!(v["orientation_from"], "coordinates", "{v}");
+    assert!(v["coordinates"]["agree"].as_u64().unwrap() >= 8, "{v}");
+    let o = hamle(&[
+        "board",
+        img.to_str().unwrap(),
+        "--format",
+        "json",
+        "--no-coordinates",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["orientation_from"], "pieces", "{v}");
+    assert_eq!(v["orientation"], "white", "{v}");
+}
+
 /// Two boards on one page: the larger one is read.
 #[test]
 fn of_two_boards_the_larger_is_read() {

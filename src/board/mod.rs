@@ -8,9 +8,9 @@
 //! side not to move in check) is still read and reported, its problems listed in `flags`.
 //!
 //! This module owns the glue between [`mod@locate`] (where the board is), [`crate::model`] (the
-//! square classifier, `models/squares.md`) and the rule checks (over `shakmaty`). Not yet:
-//! perspective rectification of photos (the box is axis-aligned), printed coordinates
-//! (orientation comes from where the pawns and kings stand), side to move from the image.
+//! square classifier, `models/squares.md`) and the rule checks (over `shakmaty`). The
+//! orientation comes from printed coordinates when [`coords`] reads them clearly, else from
+//! where the pawns and kings stand. Not yet: side to move from the image.
 //!
 //! ```no_run
 //! use hamle::board::{read_file, BoardConfig};
@@ -19,6 +19,7 @@
 //! # Ok::<(), hamle::board::BoardError>(())
 //! ```
 
+pub mod coords;
 pub mod locate;
 pub mod physical;
 pub mod pose;
@@ -51,6 +52,18 @@ pub enum Orientation {
     Right,
 }
 
+/// What decided a reading's orientation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OrientationFrom {
+    /// `--orientation`.
+    Given,
+    /// Printed coordinates ([`coords`]).
+    Coordinates,
+    /// The position: pawns and kings (diagrams), colours (sets).
+    Pieces,
+}
+
 /// How to read a board.
 #[derive(Debug, Clone)]
 pub struct BoardConfig {
@@ -62,6 +75,9 @@ pub struct BoardConfig {
     pub low_confidence: f32,
     /// What the image shows.
     pub kind: BoardKind,
+    /// Whether printed coordinates decide the orientation of a diagram when they are clear
+    /// ([`coords`]); off, only the pieces do.
+    pub coordinates: bool,
 }
 
 impl Default for BoardConfig {
@@ -71,6 +87,7 @@ impl Default for BoardConfig {
             orientation: None,
             low_confidence: LOW_CONFIDENCE,
             kind: BoardKind::Auto,
+            coordinates: true,
         }
     }
 }
@@ -115,6 +132,12 @@ pub struct BoardReading {
     pub orientation: Orientation,
     /// Whether the orientation was given (`--orientation`) rather than decided.
     pub orientation_given: bool,
+    /// What decided the orientation: `given`, `coordinates` (printed file letters and rank
+    /// digits, [`coords`]) or `pieces` (where pawns and kings stand, or for sets the colours).
+    pub orientation_from: OrientationFrom,
+    /// The printed coordinates read, when they settled the orientation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coordinates: Option<coords::CoordReading>,
     /// `w` or `b`.
     pub side_to_move: char,
     /// Whether the side to move was given (`--side`).
@@ -263,26 +286,38 @@ pub fn read_gray(img: &GrayImage, cfg: &BoardConfig) -> Result<BoardReading, Boa
     // Unsure squares are read twice more, from the board box shrunk and grown by
     // [`SECOND_LOOK_ZOOM`] of its side, and the three readings averaged.
     second_look(model, board, &bx, &mut logits)?;
-    let orientation = match cfg.orientation {
-        Some(o) => o,
-        None => {
+    let corners = found.corners();
+    // Printed coordinates, when they are clear, decide the orientation; else the pieces.
+    let printed = match (cfg.orientation, cfg.coordinates) {
+        (None, true) => coords::read(img, &corners).map_err(BoardError::Model)?,
+        _ => None,
+    };
+    let orientation = match (cfg.orientation, &printed) {
+        (Some(o), _) => o,
+        (None, Some(c)) => c.orientation,
+        (None, None) => {
             let (mut grid, mut conf) = classes(&logits);
             rule_fixes(&logits, &mut grid, &mut conf);
             orientation_of(&grid)
         }
     };
-    Ok(finish(
+    let mut r = finish(
         &logits,
         orientation,
         cfg,
         Located {
             kind: BoardKind::Diagram,
-            corners: found.corners(),
+            corners,
             score: found.bx.score,
             checker: found.bx.checker,
         },
         t0,
-    ))
+    );
+    if printed.is_some() {
+        r.orientation_from = OrientationFrom::Coordinates;
+        r.coordinates = printed;
+    }
+    Ok(r)
 }
 
 /// How much better ([`physical::lattice_support`] points) the diagram corner model's board
@@ -626,6 +661,12 @@ pub(crate) fn finish(
         fen,
         orientation,
         orientation_given: cfg.orientation.is_some(),
+        orientation_from: if cfg.orientation.is_some() {
+            OrientationFrom::Given
+        } else {
+            OrientationFrom::Pieces
+        },
+        coordinates: None,
         side_to_move: side.fold_wb('w', 'b'),
         side_given: cfg.side.is_some(),
         side_from,
