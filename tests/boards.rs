@@ -459,7 +459,7 @@ fn the_corner_check_takes_no_scoresheet_and_keeps_a_right_box() {
 
 /// The held-out photos still held out (sets 3, 4 and 5 of `datasets/boards-heldout`, 94
 /// hand-typed corners-3lc photos) read at least this well. A floor below what the shipped
-/// models read (77/94 exact as `--kind diagram`, 75/94 as `auto`, 98 % of squares; README)
+/// models read (77/94 exact as `--kind diagram` and as `auto`, 98 % of squares; README)
 /// and above session 11's 68/94, to catch regressions. Skipped without `../shared/data`.
 #[test]
 fn held_out_photos_floor() {
