@@ -486,22 +486,7 @@ impl CoordModel {
         let input = Tensor::from_shape(&[COORD_BATCH, 1, COORD_S, COORD_S], pixels)?;
         let mut state = self.plan.spawn()?;
         let out = state.run(tvec!(input.into_tvalue()))?;
-        let view = out[0].to_plain_array_view::<f32>()?;
-        let flat: Vec<f32> = view.iter().cloned().collect();
-        if flat.len() != COORD_BATCH * COORD_CLASSES {
-            return Err(tract_onnx::tract_core::internal::anyhow!(
-                "the coordinate model gave {} values",
-                flat.len()
-            ));
-        }
-        Ok(flat
-            .chunks_exact(COORD_CLASSES)
-            .map(|c| {
-                let mut row = [0.0; COORD_CLASSES];
-                row.copy_from_slice(c);
-                row
-            })
-            .collect())
+        logit_rows(&out[0])
     }
 }
 
@@ -516,20 +501,20 @@ fn load_env_or(var: &str, embedded: &[u8], shape: [usize; 4]) -> Result<Plan, St
     }
 }
 
-/// A `[64, 13]` output as rows.
-fn logit_rows(t: &TValue) -> TractResult<Vec<[f32; SQUARE_CLASSES]>> {
+/// A `[64, K]` output (one board's crops, `K` classes) as rows.
+fn logit_rows<const K: usize>(t: &TValue) -> TractResult<Vec<[f32; K]>> {
     let view = t.to_plain_array_view::<f32>()?;
     let flat: Vec<f32> = view.iter().cloned().collect();
-    if flat.len() != SQUARE_BATCH * SQUARE_CLASSES {
+    if flat.len() != SQUARE_BATCH * K {
         return Err(tract_onnx::tract_core::internal::anyhow!(
             "the model gave {} values",
             flat.len()
         ));
     }
     Ok(flat
-        .chunks_exact(SQUARE_CLASSES)
+        .chunks_exact(K)
         .map(|c| {
-            let mut row = [0.0; SQUARE_CLASSES];
+            let mut row = [0.0; K];
             row.copy_from_slice(c);
             row
         })
@@ -650,18 +635,20 @@ mod tests {
             }
         }
         let got = CoordModel::get().unwrap().run(&px).unwrap();
-        let want: Vec<f32> = include_str!("../models/coords.check-out.txt")
-            .lines()
-            .map(|l| l.trim().parse().unwrap())
-            .collect();
-        assert_eq!(want.len(), COORD_BATCH * COORD_CLASSES);
-        let worst = got
-            .iter()
+        let worst = worst_difference(&got, include_str!("../models/coords.check-out.txt"));
+        assert!(worst < 2e-3, "largest coordinate logit difference {worst}");
+    }
+
+    /// The largest difference between a board model's logit rows and the PyTorch logits
+    /// saved at export (one value per line, as many as the rows hold).
+    fn worst_difference<const K: usize>(got: &[[f32; K]], want: &str) -> f32 {
+        let want: Vec<f32> = want.lines().map(|l| l.trim().parse().unwrap()).collect();
+        assert_eq!(want.len(), got.len() * K);
+        got.iter()
             .flatten()
             .zip(&want)
             .map(|(a, b)| (a - b).abs())
-            .fold(0.0f32, f32::max);
-        assert!(worst < 2e-3, "largest coordinate logit difference {worst}");
+            .fold(0.0f32, f32::max)
     }
 
     /// The two models for photos of sets: tract's output on the input saved at export time
@@ -711,13 +698,7 @@ mod tests {
             }
         }
         let got = PieceModel::get().unwrap().run_board(&px).unwrap();
-        let want = parse(include_str!("../models/pieces3d.check-out.txt"));
-        let worst = got
-            .iter()
-            .flatten()
-            .zip(&want)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0f32, f32::max);
+        let worst = worst_difference(&got, include_str!("../models/pieces3d.check-out.txt"));
         assert!(worst < 2e-3, "largest piece logit difference {worst}");
     }
 

@@ -229,26 +229,34 @@ fn eval_boards_on_a_made_folder() {
     assert_ne!(o.status.code(), Some(0));
 }
 
-/// The bundled sample (a python-chess diagram on a page beside text; made by
-/// `scripts/make_board_sample.py`) reads as its label through the real binary.
-#[test]
-fn bundled_sample_reads_exactly() {
+/// `hamle board samples/NAME.png ARGS…` through the real binary, which must succeed: its
+/// stdout and the sample's label (`NAME.fen`).
+fn board_sample(name: &str, args: &[&str]) -> (String, String) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
-    let want = std::fs::read_to_string(dir.join("board-page.fen")).unwrap();
-    let img = dir.join("board-page.png");
-    let o = hamle(&["board", img.to_str().unwrap(), "--format", "fen"]);
+    let want = std::fs::read_to_string(dir.join(format!("{name}.fen"))).unwrap();
+    let img = dir.join(format!("{name}.png"));
+    let mut all = vec!["board", img.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let o = hamle(&all);
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let got = String::from_utf8_lossy(&o.stdout);
+    (String::from_utf8_lossy(&o.stdout).into_owned(), want)
+}
+
+/// The bundled sample (a python-chess diagram on a page beside text; made by
+/// `scripts/make_board_sample.py`) reads as its label through the real binary.
+#[test]
+fn bundled_sample_reads_exactly() {
+    let (got, want) = board_sample("board-page", &["--format", "fen"]);
     assert_eq!(got.split_whitespace().next(), Some(want.trim()), "{got}");
     // The game ended with White's queen checking Black's king: Black is to move.
     assert_eq!(got.split_whitespace().nth(1), Some("b"), "{got}");
-    let o = hamle(&["board", img.to_str().unwrap(), "--format", "json"]);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (json, _) = board_sample("board-page", &["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["side_from"], "check");
     assert!(v["flags"].as_array().unwrap().is_empty(), "{v}");
 }
@@ -258,29 +266,14 @@ fn bundled_sample_reads_exactly() {
 /// JSON says so, and without them the pieces get it wrong.
 #[test]
 fn printed_coordinates_turn_a_board_shown_from_blacks_side() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
-    let want = std::fs::read_to_string(dir.join("board-flipped.fen")).unwrap();
-    let img = dir.join("board-flipped.png");
-    let o = hamle(&["board", img.to_str().unwrap(), "--format", "json"]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (json, want) = board_sample("board-flipped", &["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["placement"], want.trim(), "{v}");
     assert_eq!(v["orientation"], "black", "{v}");
     assert_eq!(v["orientation_from"], "coordinates", "{v}");
     assert!(v["coordinates"]["agree"].as_u64().unwrap() >= 8, "{v}");
-    let o = hamle(&[
-        "board",
-        img.to_str().unwrap(),
-        "--format",
-        "json",
-        "--no-coordinates",
-    ]);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (json, _) = board_sample("board-flipped", &["--format", "json", "--no-coordinates"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["orientation_from"], "pieces", "{v}");
     assert_eq!(v["orientation"], "white", "{v}");
 }
