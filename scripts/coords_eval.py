@@ -20,6 +20,7 @@ import os
 import random
 import sys
 
+import chess
 import numpy as np
 from PIL import Image
 
@@ -61,18 +62,13 @@ def main():
         grey, corners = B.degrade(rng, rgb, corners, style)
         name = f"coords-{i:04d}"
         Image.fromarray(grey.clip(0, 255).astype(np.uint8), "L").save(os.path.join(a.out, name + ".png"))
-        rows = []
+        board = chess.BaseBoard.empty()
         for r in range(8):
-            s, e = "", 0
-            for v in grid[r]:
-                if v == 0:
-                    e += 1
-                else:
-                    s += (str(e) if e else "") + B.SYM[v - 1]
-                    e = 0
-            rows.append(s + (str(e) if e else ""))
+            for c in range(8):
+                if grid[r, c]:
+                    board.set_piece_at(chess.square(c, 7 - r), chess.Piece.from_symbol(B.SYM[grid[r, c] - 1]))
         with open(os.path.join(a.out, name + ".fen"), "w") as f:
-            f.write("/".join(rows) + "\n")
+            f.write(board.board_fen() + "\n")
         with open(os.path.join(a.out, name + ".json"), "w") as f:
             json.dump({"orientation": "black" if black else "white", "coords": drawn, "style": style,
                        "font": os.path.basename(font)}, f)

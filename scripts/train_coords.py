@@ -33,7 +33,6 @@ Carlito, EB Garamond), which only the validation set uses.
 Contract: input float32 [64, 1, 24, 24] in 0..1 (ink dark), output [64, 17] logits:
 0 none, 1..8 files a..h, 9..16 ranks 1..8.
 """
-import glob
 import io
 import os
 import random

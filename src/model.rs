@@ -253,7 +253,7 @@ impl SquareModel {
         let input = Tensor::from_shape(&[SQUARE_BATCH, 1, s, s], pixels)?;
         let mut state = self.plan.spawn()?;
         let out = state.run(tvec!(input.into_tvalue()))?;
-        logit_rows(&out[0])
+        logit_rows(&out[0], SQUARE_BATCH)
     }
 }
 
@@ -449,7 +449,7 @@ impl PieceModel {
         let input = Tensor::from_shape(&shape, pixels)?;
         let mut state = self.plan.spawn()?;
         let out = state.run(tvec!(input.into_tvalue()))?;
-        logit_rows(&out[0])
+        logit_rows(&out[0], SQUARE_BATCH)
     }
 }
 
@@ -486,7 +486,7 @@ impl CoordModel {
         let input = Tensor::from_shape(&[COORD_BATCH, 1, COORD_S, COORD_S], pixels)?;
         let mut state = self.plan.spawn()?;
         let out = state.run(tvec!(input.into_tvalue()))?;
-        logit_rows(&out[0])
+        logit_rows(&out[0], COORD_BATCH)
     }
 }
 
@@ -501,11 +501,11 @@ fn load_env_or(var: &str, embedded: &[u8], shape: [usize; 4]) -> Result<Plan, St
     }
 }
 
-/// A `[64, K]` output (one board's crops, `K` classes) as rows.
-fn logit_rows<const K: usize>(t: &TValue) -> TractResult<Vec<[f32; K]>> {
+/// A `[rows, K]` output (one board's crops, `K` classes each) as rows.
+fn logit_rows<const K: usize>(t: &TValue, rows: usize) -> TractResult<Vec<[f32; K]>> {
     let view = t.to_plain_array_view::<f32>()?;
     let flat: Vec<f32> = view.iter().cloned().collect();
-    if flat.len() != SQUARE_BATCH * K {
+    if flat.len() != rows * K {
         return Err(tract_onnx::tract_core::internal::anyhow!(
             "the model gave {} values",
             flat.len()

@@ -263,16 +263,10 @@ pub fn decide(logits: &[[f32; COORD_CLASSES]], ok: &[bool]) -> Option<CoordReadi
                 continue;
             }
             let p = softmax(&logits[k]);
-            // the best glyph of the kind this site holds (letters or digits)
-            let range = if site.files { 1..=8 } else { 9..=16 };
-            let best = range
-                .clone()
-                .max_by(|&a, &b| p[a].total_cmp(&p[b]))
-                .unwrap_or(0);
-            let best_any = (0..COORD_CLASSES)
-                .max_by(|&a, &b| p[a].total_cmp(&p[b]))
-                .unwrap_or(0);
-            if p[0] >= GLYPH_BELOW_NONE || best_any != best {
+            // a glyph of the kind this site holds (letters or digits), and surely not none
+            let best = best_class(&p);
+            let kind = if site.files { 1..=8 } else { 9..=16 };
+            if p[0] >= GLYPH_BELOW_NONE || !kind.contains(&best) {
                 text.push('?');
                 continue;
             }
@@ -305,6 +299,13 @@ pub fn decide(logits: &[[f32; COORD_CLASSES]], ok: &[bool]) -> Option<CoordReadi
         dissent,
         sites,
     })
+}
+
+/// The most probable class.
+fn best_class(p: &[f32; COORD_CLASSES]) -> usize {
+    (0..COORD_CLASSES)
+        .max_by(|&a, &b| p[a].total_cmp(&p[b]))
+        .unwrap_or(0)
 }
 
 fn softmax(l: &[f32; COORD_CLASSES]) -> [f32; COORD_CLASSES] {
@@ -354,9 +355,7 @@ fn dump(px: &[f32], logits: &[[f32; COORD_CLASSES]], path: &std::path::Path) {
         let row: Vec<String> = (0..8)
             .map(|i| {
                 let p = softmax(&logits[si * 8 + i]);
-                let best = (0..COORD_CLASSES)
-                    .max_by(|&a, &b| p[a].total_cmp(&p[b]))
-                    .unwrap_or(0);
+                let best = best_class(&p);
                 format!("{}{:.2}", class_char(best), p[best])
             })
             .collect();
