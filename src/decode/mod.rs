@@ -199,6 +199,22 @@ impl Costs {
             "wide_ahead" => self.wide_ahead = count(),
             "wide_margin" => self.wide_margin = value,
             "wide_hidden" => self.wide_hidden = count(),
+            "skip_after_end" => self.skip_after_end = value,
+            "clean_margin" => self.clean_margin = value,
+            "hidden_text_weight" => self.hidden_text_weight = value,
+            "hidden_text_cap" => self.hidden_text_cap = value,
+            "temperature" => self.temperature = value,
+            "health_window" => self.health_window = count(),
+            "health_penalty" => self.health_penalty = value,
+            "cost_free" => self.cost_free = value,
+            "cost_penalty" => self.cost_penalty = value,
+            "refine_close" => self.refine_close = value,
+            "refine_window" => self.refine_window = count(),
+            "refine_max" => self.refine_max = count(),
+            "refine_slack" => self.refine_slack = value,
+            "local_temperature" => self.local_temperature = value,
+            "merged_confidence" => self.merged_confidence = value,
+            "hidden_confidence" => self.hidden_confidence = value,
             _ => return Err(format!("no decoder cost named `{name}`")),
         }
         Ok(())
@@ -801,6 +817,22 @@ fn detect_langs(items: &[Item<TextReading>]) -> Vec<&'static Lang> {
         .collect()
 }
 
+/// Items past which the beam narrows, and the narrowest it gets: a game of up to about
+/// 200 moves (numbers, moves and stray tokens) is searched with the full beam; a longer
+/// text keeps beam × items about where such a game has it. Without this, 3,000 random
+/// move-like tokens took 181 s and 1.6 GB at the beam of 1,024 (61 s and 0.4 GB at 192).
+const BEAM_ITEMS: usize = 600;
+const MIN_BEAM: usize = 192;
+
+/// The beam for a text of `items` items when `beam` is asked for.
+fn beam_for(beam: usize, items: usize) -> usize {
+    if items <= BEAM_ITEMS {
+        beam
+    } else {
+        (beam * BEAM_ITEMS / items).max(MIN_BEAM.min(beam))
+    }
+}
+
 /// Decodes items with any scorer into a game; also returns the best path's cost.
 pub fn decode<S: Scorer>(
     items: &[Item<S::Reading>],
@@ -809,6 +841,7 @@ pub fn decode<S: Scorer>(
     lang: &'static Lang,
 ) -> (f32, Game) {
     let start = Chess::default();
+    let beam = beam_for(cfg.beam, items.len());
     // With a final position to reach, a clean reading that does not end there is searched
     // like any other.
     let clean = engine::clean_path(items, scorer, &start, cfg.costs.clean_margin).filter(|p| {
@@ -833,7 +866,7 @@ pub fn decode<S: Scorer>(
     let (mut search, history) = match clean {
         Some(path) => (engine::Search { paths: vec![path] }, None),
         None => {
-            let (s, h) = engine::search_recorded(items, scorer, costs, cfg.beam, &start);
+            let (s, h) = engine::search_recorded(items, scorer, costs, beam, &start);
             (s, Some(h))
         }
     };
@@ -841,7 +874,7 @@ pub fn decode<S: Scorer>(
         items,
         scorer,
         costs,
-        cfg.beam,
+        beam,
         &start,
         &search,
         history.as_ref(),
@@ -873,7 +906,7 @@ pub fn decode<S: Scorer>(
             items,
             scorer,
             costs,
-            cfg.beam,
+            beam,
             &start,
             &forced,
             None,
@@ -1391,6 +1424,26 @@ mod tests {
         let got = sans(&one(text, &narrow));
         let right = got.iter().zip(&want).filter(|(a, b)| a == b).count();
         assert!(right < 70, "{right} plies right without the wider search");
+    }
+
+    #[test]
+    fn costs_are_set_by_name() {
+        let mut c = Costs::default();
+        c.set("refine_max", 3.4).unwrap();
+        c.set("refine_slack", 0.5).unwrap();
+        c.set("beam_of_light", 1.0).unwrap_err();
+        assert_eq!((c.refine_max, c.refine_slack), (3, 0.5));
+    }
+
+    #[test]
+    fn long_texts_get_a_narrower_beam() {
+        assert_eq!(beam_for(1024, 300), 1024);
+        assert_eq!(beam_for(1024, 600), 1024);
+        assert_eq!(beam_for(1024, 1200), 512);
+        assert_eq!(beam_for(1024, 3000), 204);
+        assert_eq!(beam_for(1024, 100_000), 192);
+        // An asked-for beam below the floor is kept.
+        assert_eq!(beam_for(64, 100_000), 64);
     }
 
     #[test]
