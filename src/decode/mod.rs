@@ -561,16 +561,16 @@ pub fn search_vs_truth(
     let items = text_items(&g);
     let scorer = TextScorer::new(lang);
     let start = Chess::default();
+    let beam = beam_for(cfg.beam, items.len());
     let none = std::collections::HashMap::new();
-    let (found, beams) =
-        engine::search_traced(&items, &scorer, &cfg.costs, cfg.beam, &start, &none);
+    let (found, beams) = engine::search_traced(&items, &scorer, &cfg.costs, beam, &start, &none);
     let forced: std::collections::HashMap<u32, shakmaty::Move> = truth
         .iter()
         .enumerate()
         .map(|(i, m)| (i as u32, *m))
         .collect();
     let (true_path, true_beams) =
-        engine::search_traced(&items, &scorer, &cfg.costs, cfg.beam, &start, &forced);
+        engine::search_traced(&items, &scorer, &cfg.costs, beam, &start, &forced);
     let cost_of = |s: &engine::Search| {
         s.paths
             .iter()
@@ -586,13 +586,13 @@ pub fn search_vs_truth(
     open.recovery_near = f32::INFINITY;
     open.reach = f32::INFINITY;
     open.prune = f32::INFINITY;
-    let (open_path, _) = engine::search_traced(&items, &scorer, &open, cfg.beam, &start, &forced);
+    let (open_path, _) = engine::search_traced(&items, &scorer, &open, beam, &start, &forced);
     let true_cost = cost_of(&true_path).min(cost_of(&open_path));
     let mut found_cost = found.paths.first()?.cost;
     // The wider second pass, as `decode` runs it; where the truth was lost is traced in
     // the first.
     if let Some(again) =
-        search_around_trouble(&items, &scorer, &cfg.costs, cfg.beam, &start, &found, None)
+        search_around_trouble(&items, &scorer, &cfg.costs, beam, &start, &found, None)
     {
         if let Some(a) = again.paths.first() {
             found_cost = found_cost.min(a.cost);
