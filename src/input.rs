@@ -172,7 +172,7 @@ pub fn decode_text(bytes: &[u8]) -> Result<Text, InputError> {
 
 /// UTF-16 code units from byte pairs; the offset in errors counts the 2-byte mark.
 fn utf16(bytes: &[u8], unit: fn([u8; 2]) -> u16) -> Result<String, InputError> {
-    if bytes.len() % 2 != 0 {
+    if !bytes.len().is_multiple_of(2) {
         return Err(InputError::BadUtf16 {
             byte: bytes.len() + 1,
         });

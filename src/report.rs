@@ -231,7 +231,7 @@ fn crop_uri(page: &GrayImage, rect: [f64; 4], height: u32) -> Option<String> {
     let crop = if crop.height() > height {
         let nw =
             ((crop.width() as f64 * height as f64 / crop.height() as f64).round() as u32).max(1);
-        image::imageops::resize(&crop, nw, height, image::imageops::FilterType::Triangle)
+        crate::vision::resize(&crop, nw, height)
     } else {
         crop
     };

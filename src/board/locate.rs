@@ -28,7 +28,6 @@
 //! }
 //! ```
 
-use image::imageops::FilterType;
 use image::{GrayImage, Luma};
 use imageproc::geometric_transformations::{warp_into, Interpolation, Projection};
 use serde::Serialize;
@@ -437,7 +436,7 @@ fn shrunk(img: &GrayImage, k: f32) -> Option<GrayImage> {
         let (w, h) = img.dimensions();
         let sw = ((w as f32 * k).round() as u32).max(1);
         let sh = ((h as f32 * k).round() as u32).max(1);
-        image::imageops::resize(img, sw, sh, FilterType::Triangle)
+        crate::vision::resize(img, sw, sh)
     })
 }
 

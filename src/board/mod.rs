@@ -341,7 +341,7 @@ pub const SECOND_LOOK_BELOW: f32 = 0.9;
 /// Test-time augmentation for the unsure squares: the (up to 32) squares least sure of
 /// their class (below [`SECOND_LOOK_BELOW`]) are cut again from the box shrunk and from
 /// the box grown by [`SECOND_LOOK_ZOOM`] of its side (so a square's crop moves by up to a
-/// sixth of a square, more at the board's edges), all in one more batch of the model, and
+/// sixth of a square, more at the board's edges), two more crops for the model per square, and
 /// each such square's row becomes the mean of its three log-probability rows. Sure squares
 /// are left as they are, and a board without unsure squares costs nothing more.
 ///
@@ -385,17 +385,14 @@ pub fn second_look(
     };
     let views = [inset(SECOND_LOOK_ZOOM), inset(-SECOND_LOOK_ZOOM)];
     let s = SQUARE_S as usize;
-    let mut pixels = vec![0.0f32; SQUARE_BATCH * s * s];
-    for (slot, (view, &(_, i))) in views
-        .iter()
-        .flat_map(|v| unsure.iter().map(move |u| (v, u)))
-        .enumerate()
-    {
-        let crop = cut_square(img, view, i / 8, i % 8);
-        pixels[slot * s * s..(slot + 1) * s * s].copy_from_slice(&crop);
+    let mut pixels = Vec::with_capacity(2 * unsure.len() * s * s);
+    for view in &views {
+        for &(_, i) in &unsure {
+            pixels.extend_from_slice(&cut_square(img, view, i / 8, i % 8));
+        }
     }
     let more = model
-        .run_board(&pixels)
+        .run_crops(&pixels)
         .map_err(|e| BoardError::Model(format!("{e:#}")))?;
     let n = unsure.len();
     for (k, &(_, i)) in unsure.iter().enumerate() {
@@ -468,12 +465,7 @@ impl Found {
         let model = crate::model::CornerModel::get_2d().ok()?;
         // Resized while grey, then given the model's three equal planes (the same pixels as
         // resizing a colour copy, without making one of the whole image).
-        let small = image::imageops::resize(
-            img,
-            model.side,
-            model.side,
-            image::imageops::FilterType::Triangle,
-        );
+        let small = crate::vision::resize(img, model.side, model.side);
         let rgb = image::DynamicImage::ImageLuma8(small).to_rgb8();
         let (cp, lp) = physical::lattice_peaks_resized(model, &rgb, img.dimensions()).ok()?;
         let area = f64::from(img.width()) * f64::from(img.height());

@@ -20,7 +20,6 @@
 use std::path::Path;
 use std::time::Instant;
 
-use image::imageops::FilterType;
 use image::RgbImage;
 use shakmaty::{Color, Role};
 
@@ -279,7 +278,7 @@ pub fn lattice_peaks(
     model: &CornerModel,
     img: &RgbImage,
 ) -> Result<(Vec<Peak>, Vec<Peak>), BoardError> {
-    let small = image::imageops::resize(img, model.side, model.side, FilterType::Triangle);
+    let small = crate::vision::resize(img, model.side, model.side);
     lattice_peaks_resized(model, &small, img.dimensions())
 }
 

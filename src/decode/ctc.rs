@@ -94,7 +94,13 @@ pub fn ctc_logp(f: &CellFrames, labels: &[usize]) -> f32 {
     if t_max == 0 || labels.len() > t_max {
         return f32::NEG_INFINITY;
     }
-    let ext = |s: usize| if s % 2 == 0 { 0 } else { labels[s / 2] };
+    let ext = |s: usize| {
+        if s.is_multiple_of(2) {
+            0
+        } else {
+            labels[s / 2]
+        }
+    };
     let mut alpha = vec![f32::NEG_INFINITY; s_len];
     let mut next = vec![f32::NEG_INFINITY; s_len];
     alpha[0] = f.at(0, 0);
