@@ -24,12 +24,13 @@ pub const WORD_ONNX: &[u8] = include_bytes!("../models/words.onnx");
 /// English letters). Must match `scripts/words_synth.py`.
 pub const WORD_ALPHABET: &str = "abcdefgh0123456789KQRBNŞVFAx+#=O-.!?/½*";
 
-/// The board square classifier (small CNN), see `models/squares.md`: one board = one batch
-/// of 64 grey crops, 32×32, `pixel / 255`; 13 logits per crop.
+/// The board square classifier (small CNN), see `models/squares.md`: exported for one board
+/// = one batch of 64 grey crops, 32×32, `pixel / 255`; 13 logits per crop (hamle runs it
+/// one crop at a time, see `CropPlan`).
 pub const SQUARE_ONNX: &[u8] = include_bytes!("../models/squares.onnx");
 /// Side of a square crop.
 pub const SQUARE_S: u32 = 32;
-/// Crops per run: one board.
+/// Crops of one board (the batch the square and piece models are exported at).
 pub const SQUARE_BATCH: usize = 64;
 /// Classes of the square classifier: `0` empty, then white `P N B R Q K`, black `p n b r q k`.
 pub const SQUARE_CLASSES: usize = 13;
@@ -63,7 +64,7 @@ pub const PIECE_H: u32 = 64;
 pub const COORD_ONNX: &[u8] = include_bytes!("../models/coords.onnx");
 /// Side of a coordinate crop.
 pub const COORD_S: usize = 24;
-/// Crops per run: the 8 sites of one board.
+/// Crops of one board: its 8 sites (the batch the model is exported at).
 pub const COORD_BATCH: usize = 64;
 /// Classes of the coordinate reader.
 pub const COORD_CLASSES: usize = 17;
@@ -277,12 +278,12 @@ impl CellModel {
     }
 }
 
-/// The square classifier, ready to run (one crop at a time, see [`CropPlan`]).
+/// The square classifier, ready to run (one crop at a time, see `CropPlan`).
 pub struct SquareModel {
     plan: CropPlan,
 }
 
-/// Crops per tract run of the square and piece models (see [`CropPlan`]).
+/// Crops per tract run of the square and piece models (see `CropPlan`).
 const SQUARE_RUN: usize = 1;
 /// Crops per tract run of the coordinate model.
 const COORD_RUN: usize = 16;
@@ -510,7 +511,7 @@ impl CornerModel {
 }
 
 /// The piece classifier for photos of sets, ready to run (one crop at a time, see
-/// [`CropPlan`]).
+/// `CropPlan`).
 pub struct PieceModel {
     plan: CropPlan,
 }
@@ -546,7 +547,7 @@ impl PieceModel {
     }
 }
 
-/// The printed-coordinate reader, ready to run (in batches of 16, see [`CropPlan`]).
+/// The printed-coordinate reader, ready to run (in batches of 16, see `CropPlan`).
 pub struct CoordModel {
     plan: CropPlan,
 }
