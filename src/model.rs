@@ -734,7 +734,7 @@ mod tests {
     /// The largest difference between a board model's logit rows and the PyTorch logits
     /// saved at export (one value per line, as many as the rows hold).
     fn worst_difference<const K: usize>(got: &[[f32; K]], want: &str) -> f32 {
-        let want: Vec<f32> = want.lines().map(|l| l.trim().parse().unwrap()).collect();
+        let want = values(want);
         assert_eq!(want.len(), got.len() * K);
         got.iter()
             .flatten()
@@ -747,13 +747,11 @@ mod tests {
     /// is PyTorch's (the corner maps sampled every 97th value; all 64 × 13 piece logits).
     #[test]
     fn photo_models_match_pytorch() {
-        let parse =
-            |s: &str| -> Vec<f32> { s.lines().map(|l| l.trim().parse().unwrap()).collect() };
         let img = image::load_from_memory(include_bytes!("../models/corners3d.check-in.png"))
             .unwrap()
             .to_rgb8();
         let maps = CornerModel::get().unwrap().run(&img).unwrap();
-        let want = parse(include_str!("../models/corners3d.check-out.txt"));
+        let want = values(include_str!("../models/corners3d.check-out.txt"));
         assert_eq!(want.len(), maps.data.len().div_ceil(97));
         for (k, w) in want.iter().enumerate() {
             let got = maps.data[k * 97];
@@ -764,7 +762,7 @@ mod tests {
             .to_rgb8();
         let maps = CornerModel::get_2d().unwrap().run(&img).unwrap();
         assert_eq!(maps.n, CORNER2D_IN as usize / CORNER_CELL);
-        let want = parse(include_str!("../models/corners2d.check-out.txt"));
+        let want = values(include_str!("../models/corners2d.check-out.txt"));
         assert_eq!(want.len(), maps.data.len().div_ceil(97));
         for (k, w) in want.iter().enumerate() {
             let got = maps.data[k * 97];
@@ -797,9 +795,7 @@ mod tests {
     /// tract's output on a saved input is PyTorch's (within 2e-3), with one class per letter
     /// of `alphabet` plus the blank.
     fn check_pair(m: &CellModel, input: &str, output: &str, alphabet: &str) {
-        let parse =
-            |s: &str| -> Vec<f32> { s.lines().map(|l| l.trim().parse().unwrap()).collect() };
-        let (input, want) = (parse(input), parse(output));
+        let (input, want) = (values(input), values(output));
         let mut state = m.plan.spawn().unwrap();
         let got = m.run_pixels(&mut state, &input).unwrap();
         assert_eq!(got.logp.len(), want.len());
@@ -862,17 +858,16 @@ mod tests {
         assert_eq!(f.frames, 32);
         assert!(f.greedy().chars().count() <= 1, "{}", f.greedy());
     }
+    /// One value per line, as the check files are written.
+    fn values(text: &str) -> Vec<f32> {
+        text.lines().map(|l| l.trim().parse().unwrap()).collect()
+    }
+
     /// The square model: tract matches PyTorch on the exported check pair.
     #[test]
     fn squares_tract_matches_pytorch() {
-        let input: Vec<f32> = include_str!("../models/squares.check-in.txt")
-            .lines()
-            .map(|l| l.trim().parse().unwrap())
-            .collect();
-        let want: Vec<f32> = include_str!("../models/squares.check-out.txt")
-            .lines()
-            .map(|l| l.trim().parse().unwrap())
-            .collect();
+        let input = values(include_str!("../models/squares.check-in.txt"));
+        let want = values(include_str!("../models/squares.check-out.txt"));
         let m = SquareModel::get().expect("model loads");
         let got: Vec<f32> = m.run_board(&input).unwrap().concat();
         assert_eq!(got.len(), want.len());
@@ -891,10 +886,7 @@ mod tests {
     /// last short chunk is padded and its padding dropped.
     #[test]
     fn crops_read_the_same_in_any_batch() {
-        let input: Vec<f32> = include_str!("../models/squares.check-in.txt")
-            .lines()
-            .map(|l| l.trim().parse().unwrap())
-            .collect();
+        let input = values(include_str!("../models/squares.check-in.txt"));
         let crop = 32 * 32;
         let board: Vec<[f32; SQUARE_CLASSES]> =
             SquareModel::get().unwrap().run_board(&input).unwrap();
