@@ -238,26 +238,35 @@ pub fn binarize(img: &GrayImage, radius: u32) -> Bitmap {
 /// a few grey levels under the paper); a larger one keeps only real ink.
 pub fn binarize_with(img: &GrayImage, radius: u32, rel: f32, abs: f32) -> Bitmap {
     let (w, h) = (img.width() as usize, img.height() as usize);
-    let mut integral = vec![0u64; (w + 1) * (h + 1)];
-    for y in 0..h {
+    let raw = img.as_raw();
+    let stride = w + 1;
+    // integral[y][x]: the sum of the pixels above and left of (x, y)
+    let mut integral = vec![0u64; stride * (h + 1)];
+    for (y, src) in raw.chunks_exact(w.max(1)).take(h).enumerate() {
+        let (done, rest) = integral.split_at_mut((y + 1) * stride);
+        let prev = &done[y * stride..];
+        let cur = &mut rest[..stride];
         let mut row = 0u64;
         for x in 0..w {
-            row += img.as_raw()[y * w + x] as u64;
-            integral[(y + 1) * (w + 1) + x + 1] = integral[y * (w + 1) + x + 1] + row;
+            row += u64::from(src[x]);
+            cur[x + 1] = prev[x + 1] + row;
         }
     }
     let r = radius as usize;
+    let cols: Vec<(usize, usize)> = (0..w)
+        .map(|x| (x.saturating_sub(r), (x + r + 1).min(w)))
+        .collect();
     let mut ink = vec![false; w * h];
     for y in 0..h {
         let (y0, y1) = (y.saturating_sub(r), (y + r + 1).min(h));
-        for x in 0..w {
-            let (x0, x1) = (x.saturating_sub(r), (x + r + 1).min(w));
-            let sum = integral[y1 * (w + 1) + x1] + integral[y0 * (w + 1) + x0]
-                - integral[y0 * (w + 1) + x1]
-                - integral[y1 * (w + 1) + x0];
+        let top = &integral[y0 * stride..(y0 + 1) * stride];
+        let bottom = &integral[y1 * stride..(y1 + 1) * stride];
+        let src = &raw[y * w..(y + 1) * w];
+        let out = &mut ink[y * w..(y + 1) * w];
+        for (x, &(x0, x1)) in cols.iter().enumerate() {
+            let sum = bottom[x1] + top[x0] - top[x1] - bottom[x0];
             let mean = sum as f32 / ((y1 - y0) * (x1 - x0)) as f32;
-            let p = img.as_raw()[y * w + x] as f32;
-            ink[y * w + x] = p < mean - (rel * mean).max(abs);
+            out[x] = (src[x] as f32) < mean - (rel * mean).max(abs);
         }
     }
     Bitmap {
@@ -527,6 +536,42 @@ pub fn crop_resize(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`binarize_with`] is the plain local-mean threshold, pixel by pixel.
+    #[test]
+    fn binarize_is_the_local_mean_threshold() {
+        let plain = |img: &GrayImage, r: u32, rel: f32, abs: f32| -> Vec<bool> {
+            let (w, h) = (img.width() as i64, img.height() as i64);
+            let r = i64::from(r);
+            let mut out = Vec::new();
+            for y in 0..h {
+                for x in 0..w {
+                    let (mut sum, mut n) = (0u64, 0u64);
+                    for yy in (y - r).max(0)..(y + r + 1).min(h) {
+                        for xx in (x - r).max(0)..(x + r + 1).min(w) {
+                            sum += u64::from(img.get_pixel(xx as u32, yy as u32)[0]);
+                            n += 1;
+                        }
+                    }
+                    let mean = sum as f32 / n as f32;
+                    let p = img.get_pixel(x as u32, y as u32)[0] as f32;
+                    out.push(p < mean - (rel * mean).max(abs));
+                }
+            }
+            out
+        };
+        for (w, h) in [(1, 1), (5, 3), (37, 23), (64, 9)] {
+            let img = GrayImage::from_fn(w, h, |x, y| {
+                Luma([((x * 37 + y * 91 + x * y * 7) % 256) as u8])
+            });
+            for (r, rel, abs) in [(1, 0.06, 10.0), (4, 0.02, 5.0), (15, 0.25, 40.0)] {
+                let bm = binarize_with(&img, r, rel, abs);
+                assert_eq!(bm.ink, plain(&img, r, rel, abs), "{w}x{h} r {r}");
+            }
+        }
+        let empty = binarize_with(&GrayImage::new(0, 0), 3, 0.06, 10.0);
+        assert!(empty.ink.is_empty());
+    }
 
     /// [`resize`] and [`crop_resize`] give what the models were trained on: `image`'s
     /// triangle filter on the crop (PIL's bilinear), to within a grey level, shrinking and
