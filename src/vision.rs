@@ -615,6 +615,22 @@ mod tests {
                 assert!(d <= 1, "{crop:?} to {tw}x{th}: {d}");
             }
         }
+        // colour photos (the corner models' input) go through the same filter per channel
+        let rgb = RgbImage::from_fn(w, h, |x, y| {
+            let v = img.get_pixel(x, y)[0];
+            image::Rgb([v, v / 2 + (x % 50) as u8, 255 - v])
+        });
+        for (tw, th) in [(256, 256), (40, 70)] {
+            let theirs = image::imageops::resize(&rgb, tw, th, FilterType::Triangle);
+            let ours = resize(&rgb, tw, th);
+            let d = ours
+                .as_raw()
+                .iter()
+                .zip(theirs.as_raw())
+                .map(|(p, q)| p.abs_diff(*q))
+                .max();
+            assert!(d.is_some_and(|d| d <= 1), "rgb {tw}x{th}: {d:?}");
+        }
         // degenerate sizes give an image of the size asked, no panic
         assert_eq!(resize(&img, 0, 5).dimensions(), (0, 5));
         let empty = GrayImage::new(0, 0);
