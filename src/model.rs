@@ -284,7 +284,7 @@ pub struct SquareModel {
 }
 
 /// Crops per tract run of the square and piece models (see `CropPlan`).
-const SQUARE_RUN: usize = 1;
+const CROP_RUN: usize = 1;
 /// Crops per tract run of the coordinate model.
 const COORD_RUN: usize = 16;
 
@@ -301,7 +301,7 @@ impl SquareModel {
         SQUARE_MODEL
             .get_or_init(|| {
                 let s = SQUARE_S as usize;
-                CropPlan::load("HAMLE_SQUARE_MODEL", SQUARE_ONNX, SQUARE_RUN, [1, s, s])
+                CropPlan::load("HAMLE_SQUARE_MODEL", SQUARE_ONNX, CROP_RUN, [1, s, s])
                     .map(|plan| SquareModel { plan })
             })
             .as_ref()
@@ -315,7 +315,7 @@ impl SquareModel {
     /// The bytes are not a model tract can load and plan at that input shape.
     pub fn from_bytes(bytes: &[u8]) -> TractResult<SquareModel> {
         let s = SQUARE_S as usize;
-        let plan = CropPlan::from_bytes(bytes, SQUARE_RUN, [1, s, s])?;
+        let plan = CropPlan::from_bytes(bytes, CROP_RUN, [1, s, s])?;
         Ok(SquareModel { plan })
     }
 
@@ -529,7 +529,7 @@ impl PieceModel {
         PIECE_MODEL
             .get_or_init(|| {
                 let crop = [3, PIECE_H as usize, PIECE_W as usize];
-                CropPlan::load("HAMLE_PIECE_MODEL", PIECE3D_ONNX, SQUARE_RUN, crop)
+                CropPlan::load("HAMLE_PIECE_MODEL", PIECE3D_ONNX, CROP_RUN, crop)
                     .map(|plan| PieceModel { plan })
             })
             .as_ref()

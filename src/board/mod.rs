@@ -373,6 +373,8 @@ pub fn second_look(
         return Ok(());
     }
     unsure.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // At most half a board: the cap from when both views shared one batch of 64, kept so
+    // that boards read as before.
     unsure.truncate(SQUARE_BATCH / 2);
     let (w, h) = (bx.x1 - bx.x0, bx.y1 - bx.y0);
     // The box shrunk by `f` of its side on each edge (grown for a negative `f`).
