@@ -10,7 +10,7 @@ into OUT as `photo-NAME.jpg` beside `photo-NAME.fen`, so that `hamle eval boards
 `scripts/baseline_chessvision.py OUT`) compare each placement as displayed, like the dev
 set's `photo-*` images. Excluded rows (placement `-`) are left out.
 
-Usage: python3 scripts/heldout_boards.py OUT [--set 1|2|3|4|all] [--images DIR] [--labels FILE]
+Usage: python3 scripts/heldout_boards.py OUT [--set 1|2|3|4|5|6|all] [--images DIR] [--labels FILE]
        hamle eval boards OUT
 `--labels datasets/boards-finetune/labels.tsv --set A|B|all` links the boards typed for
 fine-tuning the square classifier instead (from the even half of corners-3lc; not held out).
@@ -31,7 +31,7 @@ def main() -> int:
     ap.add_argument("out", help="folder to create (emptied of earlier photo-* links first)")
     ap.add_argument("--images", default=IMAGES, help="the corners-3lc images folder")
     ap.add_argument("--set", default="all",
-                    help="which labelled set: 1, 2, 3 or 4 (typed in that order), or all; "
+                    help="which labelled set: 1 to 6 (typed in that order), or all; "
                          "A or B with --labels datasets/boards-finetune/labels.tsv")
     ap.add_argument("--labels", default=LABELS, help="the labels file (default: the held-out boards)")
     ap.add_argument("--prefix", default="photo",
