@@ -52,6 +52,7 @@ TEST_BOARD = "walnut-maple"
 TEST_LIGHT = "warm-lamps"
 MESH_SETS = ["brutal", "dc-classic", "dc-elements"]
 FORCE_SET = None   # --set, to look at one set
+LATHE_SHARE = 3    # --lathe-share: lathe sets drawn this many times as often as each mesh set
 DENOISE = True
 
 # (light square, dark square) in linear-ish RGB 0..1
@@ -171,72 +172,115 @@ def lathe(profile, segments=28):
 
 
 def lathe_set(rng: random.Random):
-    """A turned set with every proportion drawn at random; heights relative to the king (1)."""
+    """A turned set with every proportion drawn at random; heights relative to the king (1).
+
+    Half the sets (since session 16) also draw a style: stems from thick to slender, heads
+    of other sizes, crenellated rooks, crowned queens, other finials and knight heads, or
+    plain geometric pieces (cylinders, cones and balls), so that no one set's look is all
+    the model learns.
+    """
+    styled = rng.random() < 0.5
+    geometric = styled and rng.random() < 0.3
     base = rng.uniform(0.19, 0.25)   # king's base radius
 
     def foot(r, h):
+        if geometric:
+            return [(r, 0), (r, h * 0.6), (r * 0.9, h)]
         return [(r, 0), (r, h * 0.35), (r * 0.88, h * 0.5), (r * 0.92, h * 0.75), (r * 0.7, h)]
 
+    bulge_lo, bulge_hi = (-0.3, 0.2) if styled else (-0.15, 0.1)
+
     def body(r0, z0, r1, z1, n=4):
-        bulge = rng.uniform(-0.15, 0.1)
+        bulge = rng.uniform(bulge_lo, bulge_hi)
         return [(r0 + (r1 - r0) * t + bulge * r0 * math.sin(math.pi * t), z0 + (z1 - z0) * t)
                 for t in [(i + 1) / n for i in range(n)]]
 
+    collar_w = rng.uniform(1.3, 1.8) if styled else 1.5
+
     def collar(r, z, h):
-        return [(r * 1.5, z + h * 0.3), (r * 1.55, z + h * 0.6), (r * 1.1, z + h)]
+        if geometric:
+            return [(r, z + h)]
+        return [(r * collar_w, z + h * 0.3), (r * (collar_w + 0.05), z + h * 0.6), (r * 1.1, z + h)]
 
     def ball(r, z0, n=7):
         return [(r * math.sin(math.pi * (i + 1) / (n + 1)), z0 + r * (1 - math.cos(math.pi * (i + 1) / (n + 1))))
                 for i in range(n)] + [(0.001, z0 + 2 * r)]
 
     out = {}
-    fh = rng.uniform(0.06, 0.1)
+    fh = rng.uniform(0.06, 0.1) if not styled else rng.uniform(0.04, 0.14)
     # heights relative to the king, drawn in order: sets differ a lot here (a tall pawn
     # must not read as a bishop), so the ranges are wide
     hk = 1.0
-    hp = rng.uniform(0.44, 0.66)
+    hp = rng.uniform(0.44, 0.66) if not styled else rng.uniform(0.42, 0.7)
     hr = min(0.8, hp + rng.uniform(0.03, 0.14))
     hn = min(0.85, hr + rng.uniform(0.0, 0.15))
     hb = min(0.88, max(hr + 0.05, hn + rng.uniform(-0.03, 0.12)))
     hq = rng.uniform(max(0.84, hb + 0.05), 0.96)
-    neck = rng.uniform(0.28, 0.4)
+    neck = rng.uniform(0.28, 0.4) if not styled else rng.uniform(0.18, 0.48)
     # pawn
     rp = base * rng.uniform(0.72, 0.82)
+    head = 0.55 if not styled else rng.uniform(0.4, 0.75)
     z = fh * 0.8
-    prof = foot(rp, z) + body(rp * 0.7, z, rp * neck * 1.2, hp * 0.6) + collar(rp * neck, hp * 0.6, hp * 0.08)
-    out["pawn"] = lathe(prof + ball(rp * 0.55, hp * 0.68 + 0.0)[:-1] + [(0.001, hp)])
+    top = hp - 2 * rp * head
+    prof = foot(rp, z) + body(rp * 0.7, z, rp * neck * 1.2, top * 0.9) + collar(rp * neck, top * 0.9, top * 0.1)
+    out["pawn"] = lathe(prof + ball(rp * head, top)[:-1] + [(0.001, hp)])
     # rook
     rr = base * rng.uniform(0.85, 0.95)
+    rtop = rr * (0.8 if not styled else rng.uniform(0.65, 0.95))
     prof = foot(rr, fh) + body(rr * 0.8, fh, rr * 0.62, hr * 0.7) + \
-        [(rr * 0.78, hr * 0.75), (rr * 0.8, hr), (rr * 0.55, hr), (rr * 0.55, hr * 0.9), (0.001, hr * 0.9)]
-    out["rook"] = lathe(prof)
+        [(rtop * 0.97, hr * 0.75), (rtop, hr), (rtop * 0.7, hr), (rtop * 0.7, hr * 0.9), (0.001, hr * 0.9)]
+    rv, rf = lathe(prof)
+    if styled and rng.random() < 0.7:   # crenellations round the rim
+        n = rng.choice([4, 5, 6])
+        cz = rng.uniform(0.05, 0.09)
+        for i in range(n):
+            a = 2 * math.pi * i / n
+            cx, cy = rtop * 0.85 * math.cos(a), rtop * 0.85 * math.sin(a)
+            rv, rf = add_box(rv, rf, (cx, cy, hr + cz / 2), (rtop * 0.18, rtop * 0.18, cz / 2))
+    out["rook"] = (rv, rf)
     # bishop
     rb = base * rng.uniform(0.85, 0.95)
+    mitre = 1.0 if not styled else rng.uniform(0.75, 1.35)
     prof = foot(rb, fh) + body(rb * 0.72, fh, rb * neck, hb * 0.55) + collar(rb * neck, hb * 0.55, hb * 0.06)
-    prof += [(rb * 0.45, hb * 0.7), (rb * 0.52, hb * 0.8), (rb * 0.35, hb * 0.9), (rb * 0.12, hb * 0.95)]
+    if geometric:   # a cone and a ball
+        prof += [(rb * 0.5, hb * 0.62), (rb * 0.08, hb * 0.92)]
+    else:
+        prof += [(rb * 0.45 * mitre, hb * 0.7), (rb * 0.52 * mitre, hb * 0.8), (rb * 0.35 * mitre, hb * 0.9),
+                 (rb * 0.12, hb * 0.95)]
     prof += ball(rb * 0.09, hb * 0.95)[:-1] + [(0.001, hb)]
     out["bishop"] = lathe(prof)
     # queen
     rq = base * rng.uniform(0.95, 1.0)
+    crown = 1.0 if not styled else rng.uniform(0.8, 1.3)
     prof = foot(rq, fh) + body(rq * 0.72, fh, rq * neck, hq * 0.62) + collar(rq * neck, hq * 0.62, hq * 0.06)
-    prof += [(rq * 0.55, hq * 0.82), (rq * 0.6, hq * 0.88), (rq * 0.4, hq * 0.9)]
+    prof += [(rq * 0.55 * crown, hq * 0.82), (rq * 0.6 * crown, hq * 0.88), (rq * 0.4 * crown, hq * 0.9)]
     prof += ball(rq * 0.12, hq * 0.9 + 0.005)[:-1] + [(0.001, hq)]
-    out["queen"] = lathe(prof)
-    # king: a queen-like body and a cross
+    qv, qf = lathe(prof)
+    if styled and rng.random() < 0.6:   # a ring of points round the crown
+        n = rng.choice([6, 8, 10])
+        pz = rng.uniform(0.03, 0.06)
+        for i in range(n):
+            a = 2 * math.pi * i / n
+            qv, qf = add_box(qv, qf, (rq * 0.55 * crown * math.cos(a), rq * 0.55 * crown * math.sin(a), hq * 0.88 + pz / 2),
+                             (0.012, 0.012, pz / 2))
+    out["queen"] = (qv, qf)
+    # king: a queen-like body and a cross (or, in some styles, a ball and a short cross)
     prof = foot(base, fh) + body(base * 0.72, fh, base * neck, hk * 0.6) + collar(base * neck, hk * 0.6, hk * 0.06)
     prof += [(base * 0.55, hk * 0.78), (base * 0.6, hk * 0.84), (base * 0.2, hk * 0.86), (0.001, hk * 0.86)]
     kv, kf = lathe(prof)
     cw = rng.uniform(0.035, 0.05)
+    arm = 2.6 if not styled else rng.uniform(1.8, 3.2)
     kv, kf = add_box(kv, kf, (0, 0, hk * 0.93), (cw, cw, hk * 0.07))
-    kv, kf = add_box(kv, kf, (0, 0, hk * 0.94), (cw * 2.6, cw, cw))
+    kv, kf = add_box(kv, kf, (0, 0, hk * 0.94), (cw * arm, cw, cw))
     out["king"] = (kv, kf)
     # knight: a turned foot and an extruded head in profile
     rn = base * rng.uniform(0.88, 0.95)
     nv, nf = lathe(foot(rn, fh) + [(rn * 0.7, fh * 1.4), (0.001, fh * 1.4)])
     head = [(-0.5, 0.0), (0.45, 0.0), (0.42, 0.35), (0.1, 0.6), (0.55, 0.72), (0.62, 0.85),
             (0.2, 1.0), (0.0, 1.08), (-0.15, 0.98), (-0.45, 0.7), (-0.55, 0.35)]
-    jit = [(x + rng.uniform(-0.05, 0.05), y + rng.uniform(-0.04, 0.04)) for x, y in head]
-    sx, sy, th = rn * rng.uniform(1.4, 1.7), hn - fh * 1.4, rn * rng.uniform(0.5, 0.7)
+    hj = 0.05 if not styled else 0.1
+    jit = [(x + rng.uniform(-hj, hj), y + rng.uniform(-0.04, 0.04)) for x, y in head]
+    sx, sy, th = rn * rng.uniform(1.4, 1.7), hn - fh * 1.4, rn * (rng.uniform(0.5, 0.7) if not styled else rng.uniform(0.4, 0.85))
     nv, nf = add_prism(nv, nf, [(x * sx, fh * 1.4 + y * sy) for x, y in jit], th)
     out["knight"] = (nv, nf)
     return out
@@ -418,7 +462,7 @@ def build_scene(rng, split, meshes, sets_cache, board_fen):
     elif split == "test":
         set_name = TEST_SET
     else:
-        set_name = rng.choice([s for s in MESH_SETS if s != TEST_SET] + ["lathe"] * 3)
+        set_name = rng.choice([s for s in MESH_SETS if s != TEST_SET] + ["lathe"] * LATHE_SHARE)
     if set_name == "lathe":
         pieces = lathe_set(rng)
     else:
@@ -619,14 +663,17 @@ def main():
     ap.add_argument("--samples", type=int, default=16)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--set", help="only this piece set (to look at it)")
+    ap.add_argument("--lathe-share", type=int, default=3,
+                    help="lathe-turned sets are drawn this many times as often as each mesh set")
     ap.add_argument("--no-denoise", action="store_true")
     ap.add_argument("--start", type=int, default=0, help="first scene (to resume or shard)")
     ap.add_argument("--fens", help="file of `NAME FEN` lines: render these positions, one view "
                     "each, as NAME.jpg (e.g. games' final positions for hamle eval sheets "
                     "--final-boards); --n and --views are then ignored")
     args = ap.parse_args(sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else None)
-    global FORCE_SET
+    global FORCE_SET, LATHE_SHARE
     FORCE_SET = args.set
+    LATHE_SHARE = args.lathe_share
     global DENOISE
     DENOISE = not args.no_denoise
     out = Path(args.out)

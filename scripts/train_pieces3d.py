@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_common import arg_parser, grey_blur_noise, resume, save, seed_all  # noqa: E402
+from train_common import arg_parser, freeze_bn, grey_blur_noise, init_from_onnx, resume, save, seed_all  # noqa: E402
 
 W, H = 32, 64
 CLASSES = "-PNBRQKpnbrqk"
@@ -129,6 +129,8 @@ def export(model, path, check):
 
 def main():
     ap = arg_parser(8, "work-tmp/r3d/pieces.pt", "models/pieces3d.onnx", bs=128, lr=3e-3)
+    ap.add_argument("--init-onnx", help="start from an exported model's weights (its batch norms folded "
+                    "into the convs, so they stay frozen)")
     a = ap.parse_args()
     seed_all(a)
     ims, labs = load(a.data)
@@ -136,6 +138,10 @@ def main():
     print(f"{len(ims)} training crops ({len(ims) // 64} boards), {len(vims)} validation; "
           f"class counts {np.bincount(labs, minlength=13).tolist()}", flush=True)
     model = PieceNet()
+    if a.init_onnx:
+        init_from_onnx(model, a.init_onnx)
+        freeze_bn(model)
+        print(f"weights from {a.init_onnx}", flush=True)
     print(f"{sum(p.numel() for p in model.parameters())} parameters", flush=True)
     # empty squares are most of a board: weigh the classes towards balance (square root)
     counts = np.bincount(labs, minlength=13).astype(np.float64) + 1
@@ -160,6 +166,8 @@ def main():
             sched.step()
             tot += loss.item()
         sq, bd = evaluate(model, vims, vlabs)
+        if a.init_onnx:
+            freeze_bn(model)
         history.append({"epoch": ep + 1, "loss": tot / max(1, steps), "val_squares": sq, "val_boards": bd})
         print(f"epoch {ep + 1}: loss {tot / max(1, steps):.4f}, val squares {sq:.4f}, boards {bd:.3f}, "
               f"{time.time() - t0:.0f} s", flush=True)
