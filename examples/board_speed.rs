@@ -6,7 +6,7 @@
 //! `cargo run --release --example board_speed -- ../shared/data/boards/dev`
 //!
 //! With `--physical` (photos of sets): decoding, the corner model and lattice fit, the camera
-//! and the 64 piece crops, the piece model.
+//! and the 64 piece crops, the piece model (each crop read as it is and mirrored).
 //!
 //! `cargo run --release --example board_speed -- work-tmp/r3d/test --physical`
 
@@ -102,7 +102,7 @@ fn photos(files: &[std::path::PathBuf]) {
         let px = cut_pieces(&img, &cam);
         let t_cut = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let _ = pieces.run_board(&px).expect("model runs");
+        let _ = pieces.read_board(&px).expect("model runs");
         let t_model = t.elapsed().as_secs_f64();
         for (s, v) in sums.iter_mut().zip([t_load, t_locate, t_cut, t_model]) {
             *s += v;

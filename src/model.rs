@@ -545,6 +545,28 @@ impl PieceModel {
         check_len(pixels, SQUARE_BATCH * 3 * (PIECE_H * PIECE_W) as usize)?;
         self.plan.run(pixels)
     }
+
+    /// [`Self::run_board`] on the crops and on their mirror images (left to right), the two
+    /// logits averaged: a piece in a mirror is the same piece, and the model was trained
+    /// with mirrored crops. Session 16: 80.3 -> 80.5 % of the test renders' squares, 68.5
+    /// -> 69.4 % of the labelled real photos'.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::run_board`].
+    pub fn read_board(&self, pixels: &[f32]) -> TractResult<Vec<[f32; SQUARE_CLASSES]>> {
+        let mut out = self.run_board(pixels)?;
+        let mut mirrored = pixels.to_vec();
+        for row in mirrored.chunks_exact_mut(PIECE_W as usize) {
+            row.reverse();
+        }
+        for (o, m) in out.iter_mut().zip(self.run_board(&mirrored)?) {
+            for (a, b) in o.iter_mut().zip(m) {
+                *a = 0.5 * (*a + b);
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// The printed-coordinate reader, ready to run (in batches of 16, see `CropPlan`).
@@ -790,6 +812,22 @@ mod tests {
         let got = PieceModel::get().unwrap().run_board(&px).unwrap();
         let worst = worst_difference(&got, include_str!("../models/pieces3d.check-out.txt"));
         assert!(worst < 2e-3, "largest piece logit difference {worst}");
+        // Reading the board with its mirror: the mirrored crops read the same, and the
+        // reading is the mean of the model's two.
+        let mut mirrored = px.clone();
+        for row in mirrored.chunks_exact_mut(w) {
+            row.reverse();
+        }
+        let m = PieceModel::get().unwrap();
+        let (a, b) = (m.read_board(&px).unwrap(), m.read_board(&mirrored).unwrap());
+        let back = m.run_board(&mirrored).unwrap();
+        for i in 0..64 {
+            for k in 0..SQUARE_CLASSES {
+                assert!((a[i][k] - b[i][k]).abs() < 1e-4, "crop {i} class {k}");
+                assert!((a[i][k] - 0.5 * (got[i][k] + back[i][k])).abs() < 1e-4);
+            }
+        }
+        assert!(m.read_board(&px[..100]).is_err());
     }
 
     /// tract's output on a saved input is PyTorch's (within 2e-3), with one class per letter

@@ -230,10 +230,12 @@ pub fn read_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardEr
             Err(BoardError::Locate(LocateError::NoBoard { .. })) => physical::read_image(img, cfg),
             // A diagram read with little confidence may be a photo of a set: the set's
             // reading wins when it is clearly surer ([`AUTO_SET_MARGIN`]).
-            Ok(d) if d.confidence < AUTO_SET_BELOW => match physical::read_image(img, cfg) {
-                Ok(p) if p.confidence > AUTO_SET_MARGIN * d.confidence => Ok(p),
-                _ => Ok(d),
-            },
+            Ok(d) if d.confidence < AUTO_SET_BELOW => {
+                match physical::read_image_with(img, cfg, physical::Look::Once) {
+                    Ok(p) if p.confidence > AUTO_SET_MARGIN * d.confidence => Ok(p),
+                    _ => Ok(d),
+                }
+            }
             r => r,
         },
     }?;

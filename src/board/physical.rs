@@ -85,8 +85,30 @@ pub fn read_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardEr
 ///
 /// No board is found, or a model fails.
 pub fn read_image(img: image::DynamicImage, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
+    read_image_with(img, cfg, Look::Mirrored)
+}
+
+/// How the piece model looks at the crops: also mirrored ([`PieceModel::read_board`]), or
+/// once ([`PieceModel::run_board`], half the model's time: `--kind auto` reading an unsure
+/// diagram as a set too, within the diagrams' time budget).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Look {
+    Once,
+    Mirrored,
+}
+
+/// [`read_image`], with the piece model looking as `look` says.
+///
+/// # Errors
+///
+/// No board is found, or a model fails.
+pub fn read_image_with(
+    img: image::DynamicImage,
+    cfg: &BoardConfig,
+    look: Look,
+) -> Result<BoardReading, BoardError> {
     let (rgb, scale) = vision::rgb_of(img, WORK_SIDE);
-    let mut r = read_rgb(&rgb, cfg)?;
+    let mut r = read_rgb_with(&rgb, cfg, look)?;
     r.unscale(scale);
     Ok(r)
 }
@@ -105,6 +127,14 @@ pub const TEMPERATURE: f32 = 1.4;
 ///
 /// No board is found, or a model fails.
 pub fn read_rgb(img: &RgbImage, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
+    read_rgb_with(img, cfg, Look::Mirrored)
+}
+
+fn read_rgb_with(
+    img: &RgbImage,
+    cfg: &BoardConfig,
+    look: Look,
+) -> Result<BoardReading, BoardError> {
     let t0 = Instant::now();
     let min = super::locate::MIN_IMAGE_SIDE;
     if img.width() < min || img.height() < min {
@@ -121,9 +151,11 @@ pub fn read_rgb(img: &RgbImage, cfg: &BoardConfig) -> Result<BoardReading, Board
     )?;
     let pixels = cut_pieces(img, &cam);
     let model = PieceModel::get().map_err(BoardError::Model)?;
-    let frame = model
-        .run_board(&pixels)
-        .map_err(|e| BoardError::Model(format!("{e:#}")))?;
+    let frame = match look {
+        Look::Once => model.run_board(&pixels),
+        Look::Mirrored => model.read_board(&pixels),
+    }
+    .map_err(|e| BoardError::Model(format!("{e:#}")))?;
     // Displayed order: row 0 = the frame's rank 8 (far edge), column 0 = its a-file. The
     // logits are divided by the model's temperature, so that square confidences are
     // probabilities.
