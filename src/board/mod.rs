@@ -227,7 +227,9 @@ pub fn read_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardEr
         BoardKind::Physical => physical::read_image(img, cfg),
         BoardKind::Diagram => read_diagram(img, cfg),
         BoardKind::Auto => match read_scaled_gray(vision::to_gray_scaled(&img), cfg) {
-            Err(BoardError::Locate(LocateError::NoBoard { .. })) => physical::read_image(img, cfg),
+            Err(BoardError::Locate(LocateError::NoBoard { .. })) => {
+                physical::read_image_with(img, cfg, physical::Look::Once)
+            }
             // A diagram read with little confidence may be a photo of a set: the set's
             // reading wins when it is clearly surer ([`AUTO_SET_MARGIN`]).
             Ok(d) if d.confidence < AUTO_SET_BELOW => {

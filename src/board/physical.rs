@@ -89,8 +89,9 @@ pub fn read_image(img: image::DynamicImage, cfg: &BoardConfig) -> Result<BoardRe
 }
 
 /// How the piece model looks at the crops: also mirrored ([`PieceModel::read_board`]), or
-/// once ([`PieceModel::run_board`], half the model's time: `--kind auto` reading an unsure
-/// diagram as a set too, within the diagrams' time budget).
+/// once ([`PieceModel::run_board`], half the model's time). `--kind physical` looks twice;
+/// `--kind auto`, whose set reading is a fallback for images that are not clearly
+/// diagrams, looks once, to keep within the diagrams' time budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Look {
     Once,
