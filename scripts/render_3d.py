@@ -53,6 +53,7 @@ TEST_LIGHT = "warm-lamps"
 MESH_SETS = ["brutal", "dc-classic", "dc-elements"]
 FORCE_SET = None   # --set, to look at one set
 LATHE_SHARE = 3    # --lathe-share: lathe sets drawn this many times as often as each mesh set
+STYLES = False     # --styles: lathe sets may draw a style (lathe_set)
 DENOISE = True
 
 # (light square, dark square) in linear-ish RGB 0..1
@@ -174,12 +175,12 @@ def lathe(profile, segments=28):
 def lathe_set(rng: random.Random):
     """A turned set with every proportion drawn at random; heights relative to the king (1).
 
-    Half the sets (since session 16) also draw a style: stems from thick to slender, heads
-    of other sizes, crenellated rooks, crowned queens, other finials and knight heads, or
-    plain geometric pieces (cylinders, cones and balls), so that no one set's look is all
-    the model learns.
+    With --styles (session 16), half the sets also draw a style: stems from thick to
+    slender, heads of other sizes, crenellated rooks, crowned queens, other cross arms and
+    knight heads, or plain geometric pieces (cylinders, cones and balls). Without it the
+    sets are drawn exactly as before (the shipped piece model's renders).
     """
-    styled = rng.random() < 0.5
+    styled = STYLES and rng.random() < 0.5
     geometric = styled and rng.random() < 0.3
     base = rng.uniform(0.19, 0.25)   # king's base radius
 
@@ -221,14 +222,22 @@ def lathe_set(rng: random.Random):
     rp = base * rng.uniform(0.72, 0.82)
     head = 0.55 if not styled else rng.uniform(0.4, 0.75)
     z = fh * 0.8
-    top = hp - 2 * rp * head
-    prof = foot(rp, z) + body(rp * 0.7, z, rp * neck * 1.2, top * 0.9) + collar(rp * neck, top * 0.9, top * 0.1)
-    out["pawn"] = lathe(prof + ball(rp * head, top)[:-1] + [(0.001, hp)])
+    if styled:
+        top = hp - 2 * rp * head
+        prof = foot(rp, z) + body(rp * 0.7, z, rp * neck * 1.2, top * 0.9) + collar(rp * neck, top * 0.9, top * 0.1)
+        out["pawn"] = lathe(prof + ball(rp * head, top)[:-1] + [(0.001, hp)])
+    else:
+        prof = foot(rp, z) + body(rp * 0.7, z, rp * neck * 1.2, hp * 0.6) + collar(rp * neck, hp * 0.6, hp * 0.08)
+        out["pawn"] = lathe(prof + ball(rp * 0.55, hp * 0.68 + 0.0)[:-1] + [(0.001, hp)])
     # rook
     rr = base * rng.uniform(0.85, 0.95)
-    rtop = rr * (0.8 if not styled else rng.uniform(0.65, 0.95))
-    prof = foot(rr, fh) + body(rr * 0.8, fh, rr * 0.62, hr * 0.7) + \
-        [(rtop * 0.97, hr * 0.75), (rtop, hr), (rtop * 0.7, hr), (rtop * 0.7, hr * 0.9), (0.001, hr * 0.9)]
+    if styled:
+        rtop = rr * rng.uniform(0.65, 0.95)
+        prof = foot(rr, fh) + body(rr * 0.8, fh, rr * 0.62, hr * 0.7) + \
+            [(rtop * 0.97, hr * 0.75), (rtop, hr), (rtop * 0.7, hr), (rtop * 0.7, hr * 0.9), (0.001, hr * 0.9)]
+    else:
+        prof = foot(rr, fh) + body(rr * 0.8, fh, rr * 0.62, hr * 0.7) + \
+            [(rr * 0.78, hr * 0.75), (rr * 0.8, hr), (rr * 0.55, hr), (rr * 0.55, hr * 0.9), (0.001, hr * 0.9)]
     rv, rf = lathe(prof)
     if styled and rng.random() < 0.7:   # crenellations round the rim
         n = rng.choice([4, 5, 6])
@@ -663,6 +672,9 @@ def main():
     ap.add_argument("--samples", type=int, default=16)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--set", help="only this piece set (to look at it)")
+    ap.add_argument("--styles", action="store_true",
+                    help="half the lathe-turned sets draw a style (slender stems, crenellated rooks, "
+                         "crowned queens, geometric pieces ...); see lathe_set")
     ap.add_argument("--lathe-share", type=int, default=3,
                     help="lathe-turned sets are drawn this many times as often as each mesh set")
     ap.add_argument("--no-denoise", action="store_true")
@@ -671,9 +683,10 @@ def main():
                     "each, as NAME.jpg (e.g. games' final positions for hamle eval sheets "
                     "--final-boards); --n and --views are then ignored")
     args = ap.parse_args(sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else None)
-    global FORCE_SET, LATHE_SHARE
+    global FORCE_SET, LATHE_SHARE, STYLES
     FORCE_SET = args.set
     LATHE_SHARE = args.lathe_share
+    STYLES = args.styles
     global DENOISE
     DENOISE = not args.no_denoise
     out = Path(args.out)
