@@ -22,6 +22,7 @@
 pub mod coords;
 pub mod locate;
 pub mod physical;
+mod piece_prior;
 pub mod pose;
 
 use std::path::Path;
