@@ -1022,6 +1022,32 @@ mod tests {
         }
     }
 
+    /// The square prior follows the orientation: a tie between a white pawn and a white
+    /// bishop goes to the pawn on White's second rank, wherever White sits, and a pawn on
+    /// a back rank is all but ruled out.
+    #[test]
+    fn square_prior_follows_the_orientation() {
+        let (pawn, bishop) = (1, 3);
+        for (o, second_rank_row, back_row) in
+            [(Orientation::White, 6, 0), (Orientation::Black, 1, 7)]
+        {
+            let mut d = vec![[0.0f32; SQUARE_CLASSES]; 64];
+            add_square_prior(&mut d, o);
+            for c in 0..8 {
+                let sq = d[second_rank_row * 8 + c];
+                assert!(sq[pawn] > sq[bishop], "{o:?} col {c}: {sq:?}");
+                assert!(d[back_row * 8 + c][pawn] < -3.0, "{o:?} col {c}");
+            }
+        }
+        // left and right: White's second rank is a column
+        let mut d = vec![[0.0f32; SQUARE_CLASSES]; 64];
+        add_square_prior(&mut d, Orientation::Left);
+        for r in 0..8 {
+            let sq = d[r * 8 + 1];
+            assert!(sq[pawn] > sq[bishop], "left row {r}: {sq:?}");
+        }
+    }
+
     #[test]
     fn parity_and_pawns_pick_the_orientation() {
         use crate::board::{class_of_piece, parse_placement};
