@@ -74,6 +74,7 @@ def main():
         f.write("/// log P(class | square) - log P(class) in real games, per canonical square (a8\n")
         f.write("/// first) and piece-model class (empty, white P N B R Q K, black p n b r q k).\n")
         f.write("#[rustfmt::skip]\n")
+        f.write("#[allow(clippy::approx_constant)] // data that happens to come near pi or e\n")
         f.write("pub const PIECE_PRIOR: [[f32; 13]; 64] = [\n")
         for r in rows:
             f.write("    [" + ", ".join(f"{v:.3f}" for v in r) + "],\n")

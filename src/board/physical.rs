@@ -1023,28 +1023,34 @@ mod tests {
     }
 
     /// The square prior follows the orientation: a tie between a white pawn and a white
-    /// bishop goes to the pawn on White's second rank, wherever White sits, and a pawn on
-    /// a back rank is all but ruled out.
+    /// bishop goes to the pawn on a2 and h2, wherever White sits, and a white pawn on
+    /// White's back rank is all but ruled out.
     #[test]
     fn square_prior_follows_the_orientation() {
         let (pawn, bishop) = (1, 3);
-        for (o, second_rank_row, back_row) in
-            [(Orientation::White, 6, 0), (Orientation::Black, 1, 7)]
-        {
+        // (orientation, displayed squares of a2 and h2, displayed row or column of rank 1)
+        let cases = [
+            (
+                Orientation::White,
+                [6 * 8, 6 * 8 + 7],
+                (0..8).map(|c| 7 * 8 + c).collect::<Vec<_>>(),
+            ),
+            (Orientation::Black, [8 + 7, 8], (0..8).collect()),
+            (
+                Orientation::Left,
+                [1, 7 * 8 + 1],
+                (0..8).map(|r| r * 8).collect(),
+            ),
+        ];
+        for (o, second, back) in cases {
             let mut d = vec![[0.0f32; SQUARE_CLASSES]; 64];
             add_square_prior(&mut d, o);
-            for c in 0..8 {
-                let sq = d[second_rank_row * 8 + c];
-                assert!(sq[pawn] > sq[bishop], "{o:?} col {c}: {sq:?}");
-                assert!(d[back_row * 8 + c][pawn] < -3.0, "{o:?} col {c}");
+            for i in second {
+                assert!(d[i][pawn] > d[i][bishop], "{o:?} square {i}: {:?}", d[i]);
             }
-        }
-        // left and right: White's second rank is a column
-        let mut d = vec![[0.0f32; SQUARE_CLASSES]; 64];
-        add_square_prior(&mut d, Orientation::Left);
-        for r in 0..8 {
-            let sq = d[r * 8 + 1];
-            assert!(sq[pawn] > sq[bishop], "left row {r}: {sq:?}");
+            for i in back {
+                assert!(d[i][pawn] < -3.0, "{o:?} square {i}: {:?}", d[i]);
+            }
         }
     }
 

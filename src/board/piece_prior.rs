@@ -4,6 +4,7 @@
 /// log P(class | square) - log P(class) in real games, per canonical square (a8
 /// first) and piece-model class (empty, white P N B R Q K, black p n b r q k).
 #[rustfmt::skip]
+#[allow(clippy::approx_constant)] // data that happens to come near pi or e
 pub const PIECE_PRIOR: [[f32; 13]; 64] = [
     [-0.191, -7.823, -3.599, -3.984, -1.716, -2.079, -4.688, -7.811, -3.699, -0.927, 2.932, -1.498, -1.718],
     [0.165, -7.823, -4.698, -2.731, -1.759, -1.712, -4.465, -7.811, 2.288, -1.640, 0.692, -0.216, -0.860],
