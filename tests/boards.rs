@@ -360,11 +360,18 @@ fn bundled_photo_of_a_set() {
     let got = board::parse_placement(v["placement"].as_str().unwrap()).unwrap();
     let (_, right) = board::best_turns(&got, &want);
     assert!(right >= 56, "{right}/64 squares right: {}", v["placement"]);
-    // auto: no diagram in it, so the same reading
+    // auto: no diagram in it, so it is read as a set too (looking at each crop once, where
+    // `--kind physical` also looks at its mirror image: the readings may differ slightly)
     let o = hamle(&["board", img.to_str().unwrap(), "--format", "json"]);
     let a: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(a["kind"], "physical");
-    assert_eq!(a["placement"], v["placement"]);
+    let got = board::parse_placement(a["placement"].as_str().unwrap()).unwrap();
+    let (_, right) = board::best_turns(&got, &want);
+    assert!(
+        right >= 56,
+        "auto: {right}/64 squares right: {}",
+        a["placement"]
+    );
 }
 
 /// `hamle sheet samples/sheet-tr.jpg --final-board samples/PHOTO --format json`, which must
