@@ -17,33 +17,20 @@ import sys
 from pathlib import Path
 
 import chess
-import chess.pgn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from game_positions import draw_positions, load_games  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-# (seed, scenes) of the renders whose games are left out: render_3d.py's positions() draws
-# them from one random.Random(seed)
+# (seed, scenes) of the renders whose games are left out: render_3d.py draws them with
+# game_positions.draw_positions from one random.Random(seed)
 EXCLUDE = [(101, 50), (20, 400), (21, 400)]
 
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "src" / "board" / "piece_prior.rs")
-    games = []
-    for name in ["malakhov_master.pgn", "lichess_classical.pgn"]:
-        with open(ROOT / "datasets" / "games" / name) as fh:
-            while True:
-                g = chess.pgn.read_game(fh)
-                if g is None:
-                    break
-                games.append(g)
-    used = set()
-    for seed, n in EXCLUDE:   # the same draws as render_3d.py's positions()
-        rng = random.Random(seed)
-        for _ in range(n):
-            g = rng.choice(games)
-            used.add(id(g))
-            moves = list(g.mainline_moves())
-            if rng.random() >= 0.35:
-                rng.randint(min(8, len(moves)), len(moves))
+    games = load_games()
+    used = {id(g) for seed, n in EXCLUDE for g, _ in draw_positions(random.Random(seed), games, n)}
     counts = [[1.0] * 13 for _ in range(64)]
     positions = 0
     for g in games:

@@ -42,6 +42,9 @@ import chess
 import chess.pgn
 from mathutils import Matrix, Vector
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from game_positions import draw_positions, load_games  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = ["pawn", "knight", "bishop", "rook", "queen", "king"]
 SYMBOL_KIND = {"p": "pawn", "n": "knight", "b": "bishop", "r": "rook", "q": "queen", "k": "king"}
@@ -641,24 +644,7 @@ def project(P, p):
 
 
 def positions(rng, n):
-    games = []
-    for name in ["malakhov_master.pgn", "lichess_classical.pgn"]:
-        with open(ROOT / "datasets" / "games" / name) as fh:
-            while True:
-                g = chess.pgn.read_game(fh)
-                if g is None:
-                    break
-                games.append(g)
-    out = []
-    for _ in range(n):
-        g = rng.choice(games)
-        moves = list(g.mainline_moves())
-        stop = len(moves) if rng.random() < 0.35 else rng.randint(min(8, len(moves)), len(moves))
-        b = g.board()
-        for m in moves[:stop]:
-            b.push(m)
-        out.append(b.board_fen())
-    return out
+    return [fen for _, fen in draw_positions(rng, load_games(), n)]
 
 
 def main():
