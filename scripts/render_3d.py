@@ -39,7 +39,6 @@ from pathlib import Path
 
 import bpy
 import chess
-import chess.pgn
 from mathutils import Matrix, Vector
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

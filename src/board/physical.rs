@@ -748,18 +748,11 @@ pub fn crop_into(img: &RgbImage, b: [f32; 4], w: usize, h: usize, dst: &mut [f32
     let cols = taps(b[0], bw, w, iw);
     let rows = taps(b[1], bh, h, ih);
     let n = 2 * k;
-    let r0 = rows
+    // The image rows any output row reads.
+    let (r0, r1) = rows
         .iter()
         .flat_map(|t| &t[..n])
-        .map(|t| t.0)
-        .min()
-        .unwrap_or(0);
-    let r1 = rows
-        .iter()
-        .flat_map(|t| &t[..n])
-        .map(|t| t.0)
-        .max()
-        .unwrap_or(0);
+        .fold((usize::MAX, 0), |(lo, hi), t| (lo.min(t.0), hi.max(t.0)));
     // Along the rows: every image row the box needs, filtered to the output's columns.
     let raw = img.as_raw();
     let mut across = vec![[0.0f32; 3]; (r1 - r0 + 1) * w];
@@ -796,10 +789,8 @@ pub fn crop_into(img: &RgbImage, b: [f32; 4], w: usize, h: usize, dst: &mut [f32
 mod tests {
     use super::*;
 
-    // The sample-by-sample crop that `crop_into` computes in a separable order.
-    /// Resamples the box `[x0, y0, x1, y1]` of `img` to `w × h`, RGB planes in 0..1: each
-    /// output pixel the mean of up to 4 × 4 bilinear samples (enough for boxes up to ~6 times
-    /// the output), outside the image clamped to its edge.
+    /// The reference for `crop_into`: the same crop, sample by sample (each output pixel the
+    /// mean of up to 4 × 4 bilinear samples).
     fn crop_into_sampled(img: &RgbImage, b: [f32; 4], w: usize, h: usize, dst: &mut [f32]) {
         let (bw, bh) = ((b[2] - b[0]).max(1e-3), (b[3] - b[1]).max(1e-3));
         let k = ((bw / w as f32).max(bh / h as f32) / 1.5)
