@@ -218,6 +218,11 @@ pub struct SheetArgs {
     /// squares that differ and the plies that last touched them).
     #[arg(long, value_name = "PHOTO")]
     pub final_board: Option<PathBuf>,
+
+    /// What the final-board photo shows: `auto` reads it both as a diagram and as a set and
+    /// uses the reading that agrees better with the game read from the sheet.
+    #[arg(long, value_enum, default_value = "auto", ignore_case = true)]
+    pub final_board_kind: KindArg,
 }
 
 /// `hamle eval sheets`.
@@ -243,6 +248,10 @@ pub struct SheetsEvalArgs {
     /// `NAME`): each sheet is read with its photo, as `hamle sheet --final-board` does.
     #[arg(long, value_name = "DIR")]
     pub final_boards: Option<PathBuf>,
+
+    /// What the final-position photos show (as `hamle sheet --final-board-kind`).
+    #[arg(long, value_enum, default_value = "auto", ignore_case = true)]
+    pub final_board_kind: KindArg,
 
     /// Scale of the recognizer's log-likelihoods in the engine (default: the pipeline's).
     #[arg(long, hide = true)]
@@ -650,7 +659,7 @@ fn sheet(args: &SheetArgs) -> anyhow::Result<ExitCode> {
     let mut photo_failed = None;
     if let Some(photo) = &args.final_board {
         let pname = photo.display().to_string();
-        match hamle::board::read_file(photo, &hamle::board::BoardConfig::default()) {
+        match hamle::sheet::final_board::read_photo(photo, args.final_board_kind.kind()) {
             Ok(b) => cfg.final_board = Some((b, pname)),
             Err(err) => {
                 message(&format!("{pname}: {err}"));
@@ -754,7 +763,9 @@ fn eval_sheets(args: &SheetsEvalArgs) -> anyhow::Result<ExitCode> {
         &args.dir,
         &cfg,
         !args.no_second,
-        args.final_boards.as_deref(),
+        args.final_boards
+            .as_deref()
+            .map(|d| (d, args.final_board_kind.kind())),
     )?;
     print_report(&report, args.json)
 }

@@ -377,6 +377,11 @@ fn bundled_photo_of_a_set() {
 /// `hamle sheet samples/sheet-tr.jpg --final-board samples/PHOTO --format json`, which must
 /// succeed.
 fn sheet_with_final_board(photo: &str) -> serde_json::Value {
+    sheet_with_final_board_as(photo, "auto")
+}
+
+/// [`sheet_with_final_board`] with `--final-board-kind KIND`.
+fn sheet_with_final_board_as(photo: &str, kind: &str) -> serde_json::Value {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
     let sheet = dir.join("sheet-tr.jpg");
     let photo = dir.join(photo);
@@ -385,6 +390,8 @@ fn sheet_with_final_board(photo: &str) -> serde_json::Value {
         sheet.to_str().unwrap(),
         "--final-board",
         photo.to_str().unwrap(),
+        "--final-board-kind",
+        kind,
         "--format",
         "json",
     ])
@@ -398,6 +405,8 @@ fn final_board_check_confirms_the_same_position() {
     let fb = &v["final_board"];
     assert_eq!(fb["agrees"], true, "{fb}");
     assert_eq!(fb["agreeing_squares"], 64);
+    // read both ways (`auto`), the diagram's reading is the one that agrees
+    assert_eq!(fb["read_as"], "diagram", "{fb}");
     assert!(fb["changed"].as_array().unwrap().is_empty());
     assert!(v["notes"]
         .as_array()
@@ -420,6 +429,13 @@ fn final_board_check_flags_a_different_position() {
         .unwrap()
         .iter()
         .any(|n| n.as_str().unwrap().contains("differs from the photo")));
+    // told what the photo shows, it is read that way only: the diagram as a set does not
+    // find the sheet's final position
+    let fb = &sheet_with_final_board_as("board-set.jpg", "physical")["final_board"];
+    assert_eq!(fb["read_as"], "physical", "{fb}");
+    let fb = &sheet_with_final_board_as("sheet-tr-final.png", "physical")["final_board"];
+    assert_eq!(fb["read_as"], "physical", "{fb}");
+    assert!(fb["agreeing_squares"].as_u64().unwrap() < 64, "{fb}");
     // two sheets and one photo: refused with a message (as `--second` is)
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
     let (sheet, photo) = (dir.join("sheet-tr.jpg"), dir.join("board-set.jpg"));

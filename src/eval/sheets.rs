@@ -86,13 +86,14 @@ pub fn labelled(dir: &Path) -> anyhow::Result<Vec<(PathBuf, PathBuf)>> {
 /// `NAME.second` copy is read together with it.
 ///
 /// With `final_boards`, a folder holding a photo of each game's final position
-/// (`NAME.jpg|png` for the sheet `NAME`), each sheet is read with its photo
-/// ([`SheetConfig::final_board`]); a sheet without one is read alone.
+/// (`NAME.jpg|png` for the sheet `NAME`) and what they show, each sheet is read with its
+/// photo ([`SheetConfig::final_board`], [`sheet::final_board::read_photo`]); a sheet
+/// without one is read alone.
 pub fn run(
     dir: &Path,
     cfg: &SheetConfig,
     pairs: bool,
-    final_boards: Option<&Path>,
+    final_boards: Option<(&Path, crate::board::BoardKind)>,
 ) -> anyhow::Result<SheetsReport> {
     let sheets = labelled(dir)?;
     if sheets.is_empty() {
@@ -114,7 +115,7 @@ fn one(
     label: &Path,
     cfg: &SheetConfig,
     pairs: bool,
-    final_boards: Option<&Path>,
+    final_boards: Option<(&Path, crate::board::BoardKind)>,
 ) -> anyhow::Result<SheetOutcome> {
     let text =
         std::fs::read_to_string(label).with_context(|| format!("reading {}", label.display()))?;
@@ -131,7 +132,7 @@ fn one(
         .map(|ext| img.with_extension(format!("second.{ext}")))
         .find(|p| pairs && p.is_file());
     // The final-position photo, when a folder of them is given.
-    let photo = final_boards.and_then(|d| {
+    let photo = final_boards.and_then(|(d, _)| {
         let stem = img.file_stem()?.to_str()?;
         ["jpg", "png"]
             .iter()
@@ -139,12 +140,15 @@ fn one(
             .find(|p| p.is_file())
     });
     let mut cfg = cfg.clone();
-    let mut photo_right = None;
+    let mut photo_right = Vec::new();
     let mut photo_failed = false;
-    if let Some(p) = &photo {
-        match crate::board::read_file(p, &crate::board::BoardConfig::default()) {
+    if let (Some(p), Some((_, kind))) = (&photo, final_boards) {
+        match sheet::final_board::read_photo(p, kind) {
             Ok(b) => {
-                photo_right = Some(photo_squares_right(&truth, &b));
+                photo_right = b
+                    .iter()
+                    .map(|r| (r.kind, photo_squares_right(&truth, r)))
+                    .collect();
                 cfg.final_board = Some((b, p.display().to_string()));
             }
             Err(_) => photo_failed = true,
@@ -175,8 +179,12 @@ fn one(
     match read {
         Ok(r) => {
             if let Some(c) = &r.final_board {
+                // The squares right of the reading the check used.
                 o.final_board = Some(FinalOutcome {
-                    photo_right,
+                    photo_right: photo_right
+                        .iter()
+                        .find(|(k, _)| *k == c.read_as)
+                        .map(|x| x.1),
                     agrees: c.agrees,
                     changed: c.changed.len(),
                 });

@@ -57,8 +57,10 @@ pub struct SheetConfig {
     pub zoom_unsure: f32,
     /// A photo of the board when the game ended, read, and its file name: the game read is
     /// checked against it, and where they disagree the sheet is read again preferring a
-    /// reading that ends in the photographed position ([`final_board`]).
-    pub final_board: Option<(crate::board::BoardReading, String)>,
+    /// reading that ends in the photographed position ([`final_board`]). Several readings
+    /// of the photo (as a diagram and as a set, [`final_board::read_photo`]): the one that
+    /// agrees best with the game read is used ([`final_board::choose`]).
+    pub final_board: Option<(Vec<crate::board::BoardReading>, String)>,
 }
 
 impl Default for SheetConfig {
@@ -449,9 +451,14 @@ fn decode_checked(
     cfg: &SheetConfig,
 ) -> Result<(Game, Option<final_board::FinalBoardCheck>), SheetError> {
     let first = decode_best(items, langs, cfg)?;
-    let Some((photo, name)) = &cfg.final_board else {
+    let Some(photo) = cfg
+        .final_board
+        .as_ref()
+        .and_then(|(readings, name)| Some((final_board::choose(&first, readings)?, name)))
+    else {
         return Ok((first, None));
     };
+    let (photo, name) = photo;
     let check = final_board::check(&first, photo, name);
     let (mut game, check) = if check.agrees {
         (first, check)
