@@ -389,6 +389,13 @@ impl Bitmap {
 /// `min_deg`, the projective map that makes them parallel again, and the page warped by it.
 /// The lines through the middle of each third keep their places.
 pub fn rectify(img: &GrayImage, bm: &Bitmap, min_deg: f32) -> Option<(GrayImage, Projection)> {
+    let p = rectifying(bm, min_deg)?;
+    Some((warp(img, &p, Interpolation::Bilinear, Luma([255])), p))
+}
+
+/// The projective map of [`rectify`], measured on `bm` (the page's binarized lines), without
+/// warping anything; `None` where the lines already agree within `min_deg`.
+pub fn rectifying(bm: &Bitmap, min_deg: f32) -> Option<Projection> {
     let (w, h) = (bm.width, bm.height);
     let top = skew_degrees(&bm.rows(0, h / 3), 8.0);
     let bottom = skew_degrees(&bm.rows(2 * h / 3, h), 8.0);
@@ -412,8 +419,7 @@ pub fn rectify(img: &GrayImage, bm: &Bitmap, min_deg: f32) -> Option<(GrayImage,
         corner(yb, bottom, xl, left),
     ];
     let to = [(xl, yt), (xr, yt), (xr, yb), (xl, yb)];
-    let p = Projection::from_control_points(from, to)?;
-    Some((warp(img, &p, Interpolation::Bilinear, Luma([255])), p))
+    Projection::from_control_points(from, to)
 }
 
 /// A straight ruled line: its centre coordinate across the line, thickness, and extent along it.

@@ -111,15 +111,27 @@ pub fn find(gray: &GrayImage, scale: f32) -> Result<Layout, LayoutError> {
     };
     // A photo at a slant: make the ruled lines parallel again first.
     let lines = vision::binarize_with(&page, radius, 0.02, 5.0);
-    let (page, lines, warp) = match vision::rectify(&page, &lines, RECTIFY_MIN_DEG) {
+    let (page, warp, found) = match vision::rectify(&page, &lines, RECTIFY_MIN_DEG) {
         Some((warped, p)) => {
             let lines = vision::binarize_with(&warped, radius, 0.02, 5.0);
-            (warped, lines, Some(p))
+            let found = grid(&lines);
+            // The directions are measured over thirds of the page: at a strong slant one
+            // pass can leave the far rows tilted enough to break their rules, and the grid
+            // comes out short. A second pass takes out what is left; its page is used only
+            // when its grid has more cells (on pages the first pass got right, a second one
+            // measured through shadows can lose rows).
+            match second_rectify(&page, &lines, p, radius) {
+                Some(second) if cells(&second.2) > cells(&found) => second,
+                _ => (warped, Some(p), found),
+            }
         }
-        None => (page, lines, None),
+        None => {
+            let found = grid(&lines);
+            (page, None, found)
+        }
     };
     let at = Placement { skew, scale, warp };
-    match grid(&lines) {
+    match found {
         Ok(g) if !g.upside_down => Ok(build(page, radius, at, g, false)),
         Ok(_) => {
             // Numbers to the right of their moves: the page is upside down.
@@ -130,6 +142,31 @@ pub fn find(gray: &GrayImage, scale: f32) -> Result<Layout, LayoutError> {
         }
         Err(e) => Err(e),
     }
+}
+
+/// A second perspective pass over a page already warped by `p` (whose binarized lines are
+/// `lines`): the deskewed `page` warped once by both (not a warp of a warp, which blurs
+/// twice), the map, and its grid.
+fn second_rectify(
+    page: &GrayImage,
+    lines: &Bitmap,
+    p: Projection,
+    radius: u32,
+) -> Option<(GrayImage, Option<Projection>, Result<Grid, LayoutError>)> {
+    let both = vision::rectifying(lines, RECTIFY_MIN_DEG)? * p;
+    let again = imageproc::geometric_transformations::warp(
+        page,
+        &both,
+        imageproc::geometric_transformations::Interpolation::Bilinear,
+        image::Luma([255]),
+    );
+    let found = grid(&vision::binarize_with(&again, radius, 0.02, 5.0));
+    Some((again, Some(both), found))
+}
+
+/// Move cells of a grid found (rows × column blocks), 0 for none.
+fn cells(g: &Result<Grid, LayoutError>) -> usize {
+    g.as_ref().map_or(0, |g| g.rows.len() * g.blocks.len())
 }
 
 /// How the page was made from the image as given: scaled, turned by `skew` degrees, then
@@ -594,6 +631,59 @@ mod tests {
         );
         // A flat form is left alone.
         assert!(l0.warp.is_none());
+    }
+
+    /// At a strong slant one perspective pass can leave the far rows tilted enough to break
+    /// them; the second pass finds the whole grid, and a cell's box still maps back onto
+    /// the slanted image through both passes.
+    #[test]
+    fn forms_photographed_at_a_strong_slant() {
+        use imageproc::geometric_transformations::{warp, Interpolation};
+        let img = blank_form(2, 25, 1400, 2000);
+        let l0 = find(&img, 1.0).unwrap();
+        for (k, slant) in [
+            [
+                (110.0, 70.0),
+                (1340.0, 170.0),
+                (1240.0, 1850.0),
+                (40.0, 1990.0),
+            ],
+            [
+                (20.0, 160.0),
+                (1300.0, 40.0),
+                (1380.0, 1990.0),
+                (140.0, 1860.0),
+            ],
+            [
+                (90.0, 20.0),
+                (1290.0, 110.0),
+                (1370.0, 1960.0),
+                (10.0, 1870.0),
+            ],
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let c0 = l0.cells[60];
+            let mut marked = img.clone();
+            let (mx, my) = ((c0.x0 + c0.x1) / 2.0, (c0.y0 + c0.y1) / 2.0);
+            for y in (my as u32 - 10)..(my as u32 + 10) {
+                for x in (mx as u32 - 10)..(mx as u32 + 10) {
+                    marked.put_pixel(x, y, Luma([0]));
+                }
+            }
+            let flat = [(0.0, 0.0), (1400.0, 0.0), (1400.0, 2000.0), (0.0, 2000.0)];
+            let p = Projection::from_control_points(flat, slant).unwrap();
+            let photo = warp(&marked, &p, Interpolation::Bilinear, Luma([255]));
+            let l = find(&photo, 1.0).unwrap();
+            assert_eq!((l.blocks, l.rows), (2, 25), "slant {k}");
+            let b = l.original_box(&l.cells[60]).rect;
+            let (px, py) = p * (mx, my);
+            assert!(
+                b[0] < px && px < b[2] && b[1] < py && py < b[3],
+                "slant {k}: {b:?} vs ({px}, {py})"
+            );
+        }
     }
 
     /// Small writing gets a zoomed view around it; writing that fills the cell, or an empty
