@@ -596,14 +596,14 @@ mod tests {
         }
     }
 
-    /// A form photographed at a slant (its corners moved inwards unevenly) is made square
-    /// again: the grid is found, and a cell's box maps back onto the slanted image.
-    #[test]
-    fn forms_photographed_at_a_slant() {
+    /// The 2 × 25 blank form (1400 × 2000) with a black square on cell `cell`, photographed
+    /// so that its corners land on `slant`; also the square's centre in the photo and the
+    /// flat form's layout.
+    fn photographed(cell: usize, slant: [(f32, f32); 4]) -> (GrayImage, (f32, f32), Layout) {
         use imageproc::geometric_transformations::{warp, Interpolation};
         let img = blank_form(2, 25, 1400, 2000);
         let l0 = find(&img, 1.0).unwrap();
-        let c0 = l0.cells[10];
+        let c0 = l0.cells[cell];
         let mut marked = img.clone();
         let (mx, my) = ((c0.x0 + c0.x1) / 2.0, (c0.y0 + c0.y1) / 2.0);
         for y in (my as u32 - 10)..(my as u32 + 10) {
@@ -612,23 +612,32 @@ mod tests {
             }
         }
         let flat = [(0.0, 0.0), (1400.0, 0.0), (1400.0, 2000.0), (0.0, 2000.0)];
+        let p = Projection::from_control_points(flat, slant).unwrap();
+        let photo = warp(&marked, &p, Interpolation::Bilinear, Luma([255]));
+        (photo, p * (mx, my), l0)
+    }
+
+    /// Whether cell `cell`'s box, mapped back onto the photo, holds the point `at`.
+    fn box_holds(l: &Layout, cell: usize, (px, py): (f32, f32)) -> bool {
+        let b = l.original_box(&l.cells[cell]).rect;
+        b[0] < px && px < b[2] && b[1] < py && py < b[3]
+    }
+
+    /// A form photographed at a slant (its corners moved inwards unevenly) is made square
+    /// again: the grid is found, and a cell's box maps back onto the slanted image.
+    #[test]
+    fn forms_photographed_at_a_slant() {
         let slant = [
             (60.0, 40.0),
             (1370.0, 90.0),
             (1330.0, 1930.0),
             (20.0, 1990.0),
         ];
-        let p = Projection::from_control_points(flat, slant).unwrap();
-        let photo = warp(&marked, &p, Interpolation::Bilinear, Luma([255]));
+        let (photo, at, l0) = photographed(10, slant);
         let l = find(&photo, 1.0).unwrap();
         assert!(l.warp.is_some());
         assert_eq!((l.blocks, l.rows), (2, 25));
-        let b = l.original_box(&l.cells[10]).rect;
-        let (px, py) = p * (mx, my);
-        assert!(
-            b[0] < px && px < b[2] && b[1] < py && py < b[3],
-            "{b:?} vs ({px}, {py})"
-        );
+        assert!(box_holds(&l, 10, at), "{at:?}");
         // A flat form is left alone.
         assert!(l0.warp.is_none());
     }
@@ -638,9 +647,6 @@ mod tests {
     /// the slanted image through both passes.
     #[test]
     fn forms_photographed_at_a_strong_slant() {
-        use imageproc::geometric_transformations::{warp, Interpolation};
-        let img = blank_form(2, 25, 1400, 2000);
-        let l0 = find(&img, 1.0).unwrap();
         for (k, slant) in [
             [
                 (110.0, 70.0),
@@ -664,25 +670,10 @@ mod tests {
         .into_iter()
         .enumerate()
         {
-            let c0 = l0.cells[60];
-            let mut marked = img.clone();
-            let (mx, my) = ((c0.x0 + c0.x1) / 2.0, (c0.y0 + c0.y1) / 2.0);
-            for y in (my as u32 - 10)..(my as u32 + 10) {
-                for x in (mx as u32 - 10)..(mx as u32 + 10) {
-                    marked.put_pixel(x, y, Luma([0]));
-                }
-            }
-            let flat = [(0.0, 0.0), (1400.0, 0.0), (1400.0, 2000.0), (0.0, 2000.0)];
-            let p = Projection::from_control_points(flat, slant).unwrap();
-            let photo = warp(&marked, &p, Interpolation::Bilinear, Luma([255]));
+            let (photo, at, _) = photographed(60, slant);
             let l = find(&photo, 1.0).unwrap();
             assert_eq!((l.blocks, l.rows), (2, 25), "slant {k}");
-            let b = l.original_box(&l.cells[60]).rect;
-            let (px, py) = p * (mx, my);
-            assert!(
-                b[0] < px && px < b[2] && b[1] < py && py < b[3],
-                "slant {k}: {b:?} vs ({px}, {py})"
-            );
+            assert!(box_holds(&l, 60, at), "slant {k}: {at:?}");
         }
     }
 
