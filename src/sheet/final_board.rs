@@ -44,7 +44,8 @@ pub struct FinalBoardCheck {
     pub plies: Vec<u32>,
     /// Whether the photo had to be turned from the orientation its reading chose.
     pub turned: bool,
-    /// How the photo was read: `diagram` or `physical` (a photo of a set).
+    /// How the photo was read: `diagram` or `physical` (a photo of a set); `auto` where the
+    /// check was made from a placement alone ([`check_placement`]).
     pub read_as: BoardKind,
     /// Plies (1-based) whose move changed when the sheet was read again to end in the
     /// photographed position; empty when the first reading agreed or nothing changed.

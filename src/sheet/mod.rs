@@ -451,14 +451,13 @@ fn decode_checked(
     cfg: &SheetConfig,
 ) -> Result<(Game, Option<final_board::FinalBoardCheck>), SheetError> {
     let first = decode_best(items, langs, cfg)?;
-    let Some(photo) = cfg
+    let Some((photo, name)) = cfg
         .final_board
         .as_ref()
         .and_then(|(readings, name)| Some((final_board::choose(&first, readings)?, name)))
     else {
         return Ok((first, None));
     };
-    let (photo, name) = photo;
     let check = final_board::check(&first, photo, name);
     let (mut game, check) = if check.agrees {
         (first, check)
