@@ -224,7 +224,22 @@ pub fn read_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardEr
     let t0 = Instant::now();
     // Decoded once: `auto` may need it twice, grey for a diagram and in colour for a set.
     let img = vision::decode(path).map_err(BoardError::Decode)?;
-    let mut r = match cfg.kind {
+    let mut r = read_decoded(img, cfg)?;
+    r.seconds = t0.elapsed().as_secs_f64();
+    Ok(r)
+}
+
+/// [`read_file`] on an image already decoded (the reading's `seconds` are left as the
+/// reader set them; [`read_file`] counts them from before the decoding).
+///
+/// # Errors
+///
+/// The image holds no board, or a model fails.
+pub fn read_decoded(
+    img: image::DynamicImage,
+    cfg: &BoardConfig,
+) -> Result<BoardReading, BoardError> {
+    match cfg.kind {
         BoardKind::Physical => physical::read_image(img, cfg),
         BoardKind::Diagram => read_diagram(img, cfg),
         BoardKind::Auto => match read_scaled_gray(vision::to_gray_scaled(&img), cfg) {
@@ -241,9 +256,7 @@ pub fn read_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardEr
             }
             r => r,
         },
-    }?;
-    r.seconds = t0.elapsed().as_secs_f64();
-    Ok(r)
+    }
 }
 
 /// With `--kind auto`, a diagram read with a confidence under this is read as a photo of a

@@ -67,20 +67,17 @@ pub fn check(game: &Game, photo: &BoardReading, file: &str) -> FinalBoardCheck {
 /// takes 9 of the 23 rendered final positions of the dev sheets for diagrams: 76.7 % of
 /// their squares right, against 83.7 % as sets.) An error only when no reading succeeds.
 pub fn read_photo(path: &Path, kind: BoardKind) -> Result<Vec<BoardReading>, BoardError> {
-    let read = |kind| {
-        crate::board::read_file(
-            path,
-            &BoardConfig {
-                kind,
-                ..BoardConfig::default()
-            },
-        )
+    let as_kind = |kind| BoardConfig {
+        kind,
+        ..BoardConfig::default()
     };
     if kind != BoardKind::Auto {
-        return read(kind).map(|r| vec![r]);
+        return crate::board::read_file(path, &as_kind(kind)).map(|r| vec![r]);
     }
-    let set = read(BoardKind::Physical);
-    let diagram = read(BoardKind::Diagram);
+    // Decoded once for both readings.
+    let img = crate::vision::decode(path).map_err(BoardError::Decode)?;
+    let set = crate::board::read_decoded(img.clone(), &as_kind(BoardKind::Physical));
+    let diagram = crate::board::read_decoded(img, &as_kind(BoardKind::Diagram));
     match (set, diagram) {
         (Ok(a), Ok(b)) => Ok(vec![a, b]),
         (Ok(a), Err(_)) | (Err(_), Ok(a)) => Ok(vec![a]),

@@ -121,7 +121,7 @@ pub fn find(gray: &GrayImage, scale: f32) -> Result<Layout, LayoutError> {
             // when its grid has more cells (on pages the first pass got right, a second one
             // measured through shadows can lose rows).
             match second_rectify(&page, &lines, p, radius) {
-                Some(second) if cells(&second.2) > cells(&found) => second,
+                Some((again, both, g)) if cells(&g) > cells(&found) => (again, Some(both), g),
                 _ => (warped, Some(p), found),
             }
         }
@@ -152,7 +152,7 @@ fn second_rectify(
     lines: &Bitmap,
     p: Projection,
     radius: u32,
-) -> Option<(GrayImage, Option<Projection>, Result<Grid, LayoutError>)> {
+) -> Option<(GrayImage, Projection, Result<Grid, LayoutError>)> {
     let both = vision::rectifying(lines, RECTIFY_MIN_DEG)? * p;
     let again = imageproc::geometric_transformations::warp(
         page,
@@ -161,7 +161,7 @@ fn second_rectify(
         image::Luma([255]),
     );
     let found = grid(&vision::binarize_with(&again, radius, 0.02, 5.0));
-    Some((again, Some(both), found))
+    Some((again, both, found))
 }
 
 /// Move cells of a grid found (rows × column blocks), 0 for none.
