@@ -5,7 +5,7 @@ use std::path::Path;
 
 use image::imageops::FilterType;
 use image::{DynamicImage, GrayImage, ImageBuffer, Luma, Pixel, RgbImage};
-use imageproc::geometric_transformations::{rotate_about_center, warp, Interpolation, Projection};
+use imageproc::geometric_transformations::{rotate_about_center, Interpolation, Projection};
 
 /// Why an image could not be used.
 #[derive(Debug)]
@@ -279,6 +279,11 @@ pub fn binarize_with(img: &GrayImage, radius: u32, rel: f32, abs: f32) -> Bitmap
 /// The skew of a page's ruled lines and text rows, in degrees (positive: the right end of a
 /// horizontal line is lower), searched within ±`max_deg`.
 pub fn skew_degrees(bm: &Bitmap, max_deg: f32) -> f32 {
+    try_skew_degrees(bm, max_deg).unwrap_or(0.0)
+}
+
+/// [`skew_degrees`], `None` where the bitmap holds too little ink to tell.
+pub fn try_skew_degrees(bm: &Bitmap, max_deg: f32) -> Option<f32> {
     // Sample ink pixels on a sparse grid of columns; every row of those columns.
     let mut pts: Vec<(f32, f32)> = Vec::new();
     let step = (bm.width / 400).max(1);
@@ -290,7 +295,7 @@ pub fn skew_degrees(bm: &Bitmap, max_deg: f32) -> f32 {
         }
     }
     if pts.len() < 100 {
-        return 0.0;
+        return None;
     }
     let score = |deg: f32| -> f64 {
         let t = deg.to_radians().tan();
@@ -323,7 +328,7 @@ pub fn skew_degrees(bm: &Bitmap, max_deg: f32) -> f32 {
         }
         d += 0.05;
     }
-    best.0
+    Some(best.0)
 }
 
 /// Rotates an image about its centre so that a skew of `deg` degrees is undone; new corners
@@ -385,23 +390,25 @@ impl Bitmap {
 }
 
 /// A page photographed at a slant: where the ruled lines' directions differ between the top
-/// and the bottom third (horizontals) or the left and right third (verticals) by at least
-/// `min_deg`, the projective map that makes them parallel again, and the page warped by it.
-/// The lines through the middle of each third keep their places.
-pub fn rectify(img: &GrayImage, bm: &Bitmap, min_deg: f32) -> Option<(GrayImage, Projection)> {
-    let p = rectifying(bm, min_deg)?;
-    Some((warp(img, &p, Interpolation::Bilinear, Luma([255])), p))
-}
-
-/// The projective map of [`rectify`], measured on `bm` (the page's binarized lines), without
-/// warping anything; `None` where the lines already agree within `min_deg`.
-pub fn rectifying(bm: &Bitmap, min_deg: f32) -> Option<Projection> {
+/// and the bottom third (horizontals, fitted through bands by [`banded_skews`]) or the left
+/// and the right third (verticals, each third measured whole) by at least `min_deg`, or the
+/// verticals lean by that much on average, the projective map that makes them parallel and
+/// upright again; `None` where they already are. The lines
+/// through the middle of each third keep their places. `bm` is the page's binarized lines,
+/// measured before the page was turned by [`rotate`] to undo a skew of `turned` degrees (0
+/// for none): measured so, the lines lie within the search's ±8° on more photos, and the
+/// edges of the turned page's blank corners do not count as lines.
+pub fn rectifying(bm: &Bitmap, min_deg: f32, turned: f32) -> Option<Projection> {
     let (w, h) = (bm.width, bm.height);
-    let top = skew_degrees(&bm.rows(0, h / 3), 8.0);
-    let bottom = skew_degrees(&bm.rows(2 * h / 3, h), 8.0);
-    let left = skew_degrees(&bm.columns(0, w / 3), 8.0);
-    let right = skew_degrees(&bm.columns(2 * w / 3, w), 8.0);
-    if (top - bottom).abs() < min_deg && (left - right).abs() < min_deg {
+    let [top, bottom] = banded_skews(bm).map(|d| d - turned);
+    let left = skew_degrees(&bm.columns(0, w / 3), 8.0) + turned;
+    let right = skew_degrees(&bm.columns(2 * w / 3, w), 8.0) + turned;
+    // Lines that converge, or vertical lines all leaning the same way while the horizontal
+    // ones are level (a page photographed from a corner: a shear).
+    if (top - bottom).abs() < min_deg
+        && (left - right).abs() < min_deg
+        && (left + right).abs() / 2.0 < min_deg
+    {
         return None;
     }
     let (wf, hf) = (w as f32, h as f32);
@@ -420,6 +427,48 @@ pub fn rectifying(bm: &Bitmap, min_deg: f32) -> Option<Projection> {
     ];
     let to = [(xl, yt), (xr, yt), (xr, yb), (xl, yb)];
     Projection::from_control_points(from, to)
+}
+
+/// Bands across the page in which [`banded_skews`] measures the lines' direction.
+const SKEW_BANDS: u32 = 8;
+
+/// The direction of the page's horizontal lines through the middle of its top and its
+/// bottom third. In a photo at a slant it changes steadily down the page, so it is measured
+/// in [`SKEW_BANDS`] bands of rows and a straight line is fitted through them by Theil–Sen
+/// (the median of the pairwise slopes). (Not for vertical lines: a band of columns holds
+/// one or two of them, and its noise can line up with the pixel grid.)
+pub fn banded_skews(bm: &Bitmap) -> [f32; 2] {
+    let len = bm.height;
+    let pts: Vec<(f32, f32)> = (0..SKEW_BANDS)
+        .filter_map(|i| {
+            let (a, b) = (i * len / SKEW_BANDS, (i + 1) * len / SKEW_BANDS);
+            let deg = try_skew_degrees(&bm.rows(a, b), 8.0)?;
+            Some(((a + b) as f32 / 2.0 / len as f32, deg))
+        })
+        .collect();
+    match pts.len() {
+        0 => return [0.0; 2],
+        1 => return [pts[0].1; 2],
+        _ => {}
+    }
+    let median = |mut v: Vec<f32>| {
+        v.sort_by(f32::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    };
+    let mut slopes = Vec::new();
+    for (i, p) in pts.iter().enumerate() {
+        for q in &pts[i + 1..] {
+            slopes.push((q.1 - p.1) / (q.0 - p.0));
+        }
+    }
+    let slope = median(slopes);
+    let at = median(pts.iter().map(|p| p.1 - slope * p.0).collect());
+    [at + slope / 6.0, at + slope * 5.0 / 6.0]
 }
 
 /// A straight ruled line: its centre coordinate across the line, thickness, and extent along it.
@@ -542,6 +591,46 @@ pub fn crop_resize(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Horizontal lines whose direction turns steadily down the page (a photo at a slant),
+    /// with a thick straight line across the bottom band (a page edge over a table): the
+    /// fit through the bands gives the lines' direction in the thirds, where the bottom
+    /// third measured whole is pulled towards the edge.
+    #[test]
+    fn banded_skews_fit_through_a_stray_band() {
+        let (w, h) = (1200u32, 1600u32);
+        let mut ink = vec![false; (w * h) as usize];
+        let deg_at = |y: f32| -2.0 + 4.0 * y / h as f32;
+        for k in 0..40 {
+            let y0 = 20.0 + k as f32 * 38.0;
+            let t = deg_at(y0).to_radians().tan();
+            for x in 0..w {
+                let y = (y0 + (x as f32 - w as f32 / 2.0) * t).round();
+                if (0.0..h as f32).contains(&y) {
+                    ink[(y as u32 * w + x) as usize] = true;
+                }
+            }
+        }
+        for y in h - 120..h - 100 {
+            for x in 0..w {
+                ink[(y * w + x) as usize] = true;
+            }
+        }
+        let bm = Bitmap {
+            width: w,
+            height: h,
+            ink,
+        };
+        let [top, bottom] = banded_skews(&bm);
+        let (want_top, want_bottom) = (deg_at(h as f32 / 6.0), deg_at(h as f32 * 5.0 / 6.0));
+        assert!((top - want_top).abs() < 0.2, "{top} vs {want_top}");
+        assert!(
+            (bottom - want_bottom).abs() < 0.2,
+            "{bottom} vs {want_bottom}"
+        );
+        let whole = skew_degrees(&bm.rows(2 * h / 3, h), 8.0);
+        assert!((whole - want_bottom).abs() > 0.5, "{whole}");
+    }
 
     /// [`binarize_with`] is the plain local-mean threshold, pixel by pixel.
     #[test]

@@ -110,23 +110,14 @@ pub fn find(gray: &GrayImage, scale: f32) -> Result<Layout, LayoutError> {
         gray.clone()
     };
     // A photo at a slant: make the ruled lines parallel again first.
-    let lines = vision::binarize_with(&page, radius, 0.02, 5.0);
-    let (page, warp, found) = match vision::rectify(&page, &lines, RECTIFY_MIN_DEG) {
-        Some((warped, p)) => {
-            let lines = vision::binarize_with(&warped, radius, 0.02, 5.0);
-            let found = grid(&lines);
-            // The directions are measured over thirds of the page: at a strong slant one
-            // pass can leave the far rows tilted enough to break their rules, and the grid
-            // comes out short. A second pass takes out what is left; its page is used only
-            // when its grid has more cells (on pages the first pass got right, a second one
-            // measured through shadows can lose rows).
-            match second_rectify(&page, &lines, p, radius) {
-                Some((again, both, g)) if cells(&g) > cells(&found) => (again, Some(both), g),
-                _ => (warped, Some(p), found),
-            }
-        }
+    let (page, warp, found) = match vision::rectifying(&lines0, RECTIFY_MIN_DEG, skew) {
+        Some(p) => straightened(&page, p, radius),
         None => {
-            let found = grid(&lines);
+            let found = grid(
+                &vision::binarize_with(&page, radius, 0.02, 5.0),
+                &page,
+                radius,
+            );
             (page, None, found)
         }
     };
@@ -137,31 +128,48 @@ pub fn find(gray: &GrayImage, scale: f32) -> Result<Layout, LayoutError> {
             // Numbers to the right of their moves: the page is upside down.
             let page = image::imageops::rotate180(&page);
             let lines = vision::binarize_with(&page, radius, 0.02, 5.0);
-            let g = grid(&lines)?;
+            let g = grid(&lines, &page, radius)?;
             Ok(build(page, radius, at, g, true))
         }
         Err(e) => Err(e),
     }
 }
 
-/// A second perspective pass over a page already warped by `p` (whose binarized lines are
-/// `lines`): the deskewed `page` warped once by both (not a warp of a warp, which blurs
-/// twice), the map, and its grid.
-fn second_rectify(
+/// The deskewed `page` warped straight by `p`, the map, and its grid. The directions behind
+/// `p` are measured over parts of the page: at a strong slant one pass can leave the far rows
+/// tilted enough to break their rules, and the grid comes out short. So a second pass
+/// measures what is left, and the page warped once by both (not a warp of a warp, which
+/// blurs twice) is used when its grid has more cells (on pages the first pass got right, a
+/// second one measured through shadows can lose rows).
+fn straightened(
     page: &GrayImage,
-    lines: &Bitmap,
     p: Projection,
     radius: u32,
-) -> Option<(GrayImage, Projection, Result<Grid, LayoutError>)> {
-    let both = vision::rectifying(lines, RECTIFY_MIN_DEG)? * p;
-    let again = imageproc::geometric_transformations::warp(
-        page,
-        &both,
-        imageproc::geometric_transformations::Interpolation::Bilinear,
-        image::Luma([255]),
-    );
-    let found = grid(&vision::binarize_with(&again, radius, 0.02, 5.0));
-    Some((again, both, found))
+) -> (GrayImage, Option<Projection>, Result<Grid, LayoutError>) {
+    let warp = |p: &Projection| {
+        imageproc::geometric_transformations::warp(
+            page,
+            p,
+            imageproc::geometric_transformations::Interpolation::Bilinear,
+            image::Luma([255]),
+        )
+    };
+    let warped = warp(&p);
+    let lines = vision::binarize_with(&warped, radius, 0.02, 5.0);
+    let found = grid(&lines, &warped, radius);
+    if let Some(again) = vision::rectifying(&lines, RECTIFY_MIN_DEG, 0.0) {
+        let both = again * p;
+        let twice = warp(&both);
+        let g = grid(
+            &vision::binarize_with(&twice, radius, 0.02, 5.0),
+            &twice,
+            radius,
+        );
+        if cells(&g) > cells(&found) {
+            return (twice, Some(both), g);
+        }
+    }
+    (warped, Some(p), found)
 }
 
 /// Move cells of a grid found (rows × column blocks), 0 for none.
@@ -345,8 +353,13 @@ struct Grid {
 /// split; a sliver is a stroke of handwriting, and is merged). The columns are the vertical
 /// rules that cross most of those rows; strokes of handwriting that happen to be vertical cross
 /// only one. Rows at either end that lack some of those rules (a "WHITE | BLACK" header whose
-/// number column is merged) are dropped.
-fn grid(bm: &Bitmap) -> Result<Grid, LayoutError> {
+/// number column is merged) are dropped, and rows whose ruled lines were lost at either end
+/// are added while those rules still cross them. Both look for the rules again in the grey
+/// `page` smoothed down its columns before deciding a row lacks them: a faint printed line
+/// under a photo's sensor noise binarizes as dots, and smoothing along it keeps the line and
+/// averages the noise away, so a smaller margin under the local mean is safe where the
+/// lines' places are known. `bm` is the page binarized with `radius`.
+fn grid(bm: &Bitmap, page: &GrayImage, radius: u32) -> Result<Grid, LayoutError> {
     let w = bm.width;
     let rules: Vec<Rule> = vision::horizontal_rules(bm, (w / 30).max(20), 0.25)
         .into_iter()
@@ -438,13 +451,37 @@ fn grid(bm: &Bitmap) -> Result<Grid, LayoutError> {
         )));
     }
     // Drop rows at the ends that lack some of the grid's verticals (headers, footers).
-    let complete = |i: usize| {
+    let lacks = |found: &[f32]| {
         verts
             .iter()
-            .filter(|v| !row_verts[i].iter().any(|x| (*x - **v).abs() <= tol))
+            .filter(|v| !found.iter().any(|x| (*x - **v).abs() <= tol))
             .count()
-            <= 1
     };
+    let crossed_faintly = |a: f32, b: f32| {
+        // Only the strip that the smoothing and the binarization of this row look at.
+        let r = (radius / 3).max(2);
+        let y0 = (a.max(0.0) as u32).saturating_sub(r + radius);
+        let y1 = (b.max(0.0) as u32 + r + radius + 1).min(page.height());
+        if y1 <= y0 {
+            return false;
+        }
+        let strip = image::imageops::crop_imm(page, 0, y0, page.width(), y1 - y0).to_image();
+        let faint = vision::binarize_with(
+            &imageproc::filter::box_filter(&strip, 0, r),
+            radius,
+            0.012,
+            3.0,
+        );
+        let m = (b - a) * 0.15;
+        let (top, bottom) = ((a + m) as u32 - y0, (b - m) as u32 - y0);
+        let found: Vec<f32> = vision::vertical_rules_in_band(&faint, top, bottom, 0.9)
+            .into_iter()
+            .filter(|v| v.thickness <= thick)
+            .map(|v| v.at)
+            .collect();
+        lacks(&found) <= 1
+    };
+    let complete = |i: usize| lacks(&row_verts[i]) <= 1 || crossed_faintly(best[i], best[i + 1]);
     let mut first = 0;
     let mut last = n_rows;
     while first < last && !complete(first) {
@@ -459,7 +496,19 @@ fn grid(bm: &Bitmap) -> Result<Grid, LayoutError> {
             last - first
         )));
     }
-    let rows: Vec<(f32, f32)> = (first..last).map(|i| (best[i], best[i + 1])).collect();
+    let mut rows: Vec<(f32, f32)> = (first..last).map(|i| (best[i], best[i + 1])).collect();
+    // Rows whose rules the binarization lost at either end (faint lines where a photo's
+    // light falls off): one row height more while the grid's column lines still cross it.
+    let height = (rows[rows.len() - 1].1 - rows[0].0) / rows.len() as f32;
+    while let Some(&(_, b)) = rows.last() {
+        if b + height > bm.height as f32 - 1.0 || !crossed_faintly(b, b + height) {
+            break;
+        }
+        rows.push((b, b + height));
+    }
+    while rows[0].0 - height >= 0.0 && crossed_faintly(rows[0].0 - height, rows[0].0) {
+        rows.insert(0, (rows[0].0 - height, rows[0].0));
+    }
     let widths: Vec<f32> = verts.windows(2).map(|p| p[1] - p[0]).collect();
     let wide = widths.iter().cloned().fold(0.0f32, f32::max);
     let narrow: Vec<bool> = widths.iter().map(|&x| x < 0.6 * wide).collect();
@@ -675,6 +724,50 @@ mod tests {
             assert_eq!((l.blocks, l.rows), (2, 25), "slant {k}");
             assert!(box_holds(&l, 60, at), "slant {k}: {at:?}");
         }
+    }
+
+    /// A form photographed from a corner, its horizontal rules level but its vertical ones
+    /// all leaning one way (a shear, which no difference between the thirds shows), is made
+    /// upright: the leaning column rules would otherwise miss the end rows.
+    #[test]
+    fn a_sheared_form_is_read_whole() {
+        let slant = [
+            (80.0, 20.0),
+            (1390.0, 20.0),
+            (1320.0, 1980.0),
+            (10.0, 1980.0),
+        ];
+        let (photo, at, _) = photographed(60, slant);
+        let l = find(&photo, 1.0).unwrap();
+        assert!(l.warp.is_some());
+        assert_eq!((l.blocks, l.rows), (2, 25));
+        assert!(box_holds(&l, 60, at), "{at:?}");
+    }
+
+    /// Where a photo's light falls off, the rules of the last rows print faint and binarize
+    /// as dots under the sensor's noise: those rows are still found while the column rules
+    /// cross them.
+    #[test]
+    fn faint_rules_at_the_end_of_the_grid() {
+        let mut img = blank_form(2, 25, 1400, 2000);
+        let mut seed = 12345u64;
+        for (_, y, p) in img.enumerate_pixels_mut() {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // A uniform noise of ±10 grey levels (sd 5.8).
+            let noise = ((seed >> 33) % 21) as i32 - 10;
+            // The lowest rows' rules 10 levels under the paper instead of 210 (without the
+            // second look, in the page smoothed down its columns, these rows are lost).
+            let v = if y > 1560 && p[0] < 100 {
+                240
+            } else {
+                p[0] as i32
+            };
+            p[0] = (v + noise).clamp(0, 255) as u8;
+        }
+        let l = find(&img, 1.0).unwrap();
+        assert_eq!((l.blocks, l.rows), (2, 25));
     }
 
     /// Small writing gets a zoomed view around it; writing that fills the cell, or an empty
