@@ -87,7 +87,8 @@ impl std::fmt::Display for LayoutError {
 impl std::error::Error for LayoutError {}
 
 /// Ruled lines whose directions differ by this much (degrees) between the top and bottom, or
-/// the left and right, of the page are a photo at a slant, and are made parallel.
+/// the left and right, of the page, or column rules leaning by this much on average, are a
+/// photo at a slant, and are made parallel and upright.
 const RECTIFY_MIN_DEG: f32 = 0.3;
 
 /// Smallest page side we try to read.
