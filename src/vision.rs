@@ -393,11 +393,11 @@ impl Bitmap {
 /// and the bottom third (horizontals, fitted through bands by [`banded_skews`]) or the left
 /// and the right third (verticals, each third measured whole) by at least `min_deg`, or the
 /// verticals lean by that much on average, the projective map that makes them parallel and
-/// upright again; `None` where they already are. The lines
-/// through the middle of each third keep their places. `bm` is the page's binarized lines,
-/// measured before the page was turned by [`rotate`] to undo a skew of `turned` degrees (0
-/// for none): measured so, the lines lie within the search's ±8° on more photos, and the
-/// edges of the turned page's blank corners do not count as lines.
+/// upright again; `None` where they already are. The lines through the middle of each third
+/// keep their places. `bm` is the page's binarized lines, measured before the page was
+/// turned by [`rotate`] to undo a skew of `turned` degrees (0 for none): measured so, the
+/// lines lie within the search's ±8° on more photos, and the edges of the turned page's
+/// blank corners do not count as lines.
 pub fn rectifying(bm: &Bitmap, min_deg: f32, turned: f32) -> Option<Projection> {
     let (w, h) = (bm.width, bm.height);
     let [top, bottom] = banded_skews(bm).map(|d| d - turned);

@@ -105,7 +105,8 @@ pub fn find(gray: &GrayImage, scale: f32) -> Result<Layout, LayoutError> {
     let radius = (gray.width().max(gray.height()) / 80).max(8);
     let lines0 = vision::binarize_with(gray, radius, 0.02, 5.0);
     let skew = vision::skew_degrees(&lines0, 6.0);
-    let page = if skew.abs() >= 0.05 {
+    let turned = skew.abs() >= 0.05;
+    let page = if turned {
         vision::rotate(gray, skew)
     } else {
         gray.clone()
@@ -114,11 +115,12 @@ pub fn find(gray: &GrayImage, scale: f32) -> Result<Layout, LayoutError> {
     let (page, warp, found) = match vision::rectifying(&lines0, RECTIFY_MIN_DEG, skew) {
         Some(p) => straightened(&page, p, radius),
         None => {
-            let found = grid(
-                &vision::binarize_with(&page, radius, 0.02, 5.0),
-                &page,
-                radius,
-            );
+            let lines = if turned {
+                vision::binarize_with(&page, radius, 0.02, 5.0)
+            } else {
+                lines0
+            };
+            let found = grid(&lines, &page, radius);
             (page, None, found)
         }
     };
