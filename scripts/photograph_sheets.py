@@ -53,6 +53,22 @@ def light(img, rng):
     return Image.fromarray(np.clip(arr * gain, 0, 255).astype(np.uint8))
 
 
+def lens(img, k):
+    """Radial lens distortion: each point moved from the centre by a factor 1 + k r^2 (r the
+    distance from the centre over the half-diagonal). k > 0 bows straight lines outwards
+    (barrel: the edges of a wide phone lens), k < 0 inwards (pincushion)."""
+    arr = np.asarray(img, np.float32)
+    h, w = arr.shape
+    cy, cx = (h - 1) / 2, (w - 1) / 2
+    rad = np.hypot(cx, cy)
+    y, x = np.mgrid[0:h, 0:w].astype(np.float32)
+    u, v = (x - cx) / rad, (y - cy) / rad
+    f = 1 + k * (u * u + v * v)
+    from scipy.ndimage import map_coordinates
+    out = map_coordinates(arr, [cy + v * f * rad, cx + u * f * rad], order=1, mode="nearest")
+    return Image.fromarray(np.clip(out, 0, 255).astype(np.uint8))
+
+
 def camera(img, rng):
     """Phone capture: the page smaller in the frame (downscaled by 0.6-0.9), slight blur,
     sensor noise, JPEG."""
@@ -75,6 +91,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--perspective", type=float, default=0.04,
                     help="corners moved by up to this share of the page's size")
+    ap.add_argument("--lens", type=float, default=0.0,
+                    help="radial lens distortion k (0: none; 0.02-0.05 barrel, < 0 pincushion)")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     os.makedirs(a.out, exist_ok=True)
@@ -88,6 +106,8 @@ def main():
         img = flatten(Image.open(src))
         img = light(img, rng)
         img = perspective(img, rng, a.perspective)
+        if a.lens:
+            img = lens(img, a.lens)
         with open(os.path.join(a.out, stem + ".jpg"), "wb") as fh:
             fh.write(camera(img, rng))
         shutil.copyfile(os.path.join(a.src, lab), os.path.join(a.out, lab))
