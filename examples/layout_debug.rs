@@ -5,8 +5,8 @@ use hamle::vision;
 fn main() {
     let path = std::env::args().nth(1).expect("IMAGE");
     let (gray, _) = vision::load_gray(path.as_ref()).expect("image");
-    let radius = (gray.width().max(gray.height()) / 80).max(8);
-    let bm = vision::binarize_with(&gray, radius, 0.02, 5.0);
+    let radius = vision::rule_radius(&gray);
+    let bm = vision::ruled_lines(&gray, radius);
     let rules = vision::horizontal_rules(&bm, (bm.width / 30).max(20), 0.25);
     for w in rules.windows(2) {
         let (a, b) = (w[0], w[1]);

@@ -8,9 +8,9 @@ fn main() {
     let t = Instant::now();
     let (gray, scale) = vision::load_gray(path.as_ref()).expect("image");
     println!("load {:?} {}x{}", t.elapsed(), gray.width(), gray.height());
-    let radius = (gray.width().max(gray.height()) / 80).max(8);
+    let radius = vision::rule_radius(&gray);
     let t = Instant::now();
-    let bm = vision::binarize_with(&gray, radius, 0.02, 5.0);
+    let bm = vision::ruled_lines(&gray, radius);
     println!("binarize {:?}", t.elapsed());
     let t = Instant::now();
     let skew = vision::skew_degrees(&bm, 6.0);

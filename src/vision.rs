@@ -233,6 +233,18 @@ pub fn binarize(img: &GrayImage, radius: u32) -> Bitmap {
     binarize_with(img, radius, 0.06, 10.0)
 }
 
+/// The neighbourhood radius [`ruled_lines`] takes on a page: 1/80 of its longer side, at
+/// least 8 pixels.
+pub fn rule_radius(img: &GrayImage) -> u32 {
+    (img.width().max(img.height()) / 80).max(8)
+}
+
+/// A page's printed rules as ink: [`binarize_with`] at a small margin, which keeps the faint
+/// rules a light scan leaves a few grey levels under the paper.
+pub fn ruled_lines(img: &GrayImage, radius: u32) -> Bitmap {
+    binarize_with(img, radius, 0.02, 5.0)
+}
+
 /// [`binarize`] with its margin: ink is darker than the local mean by more than
 /// `max(rel * mean, abs)`. A small margin finds faint printed rules (a light scan leaves them
 /// a few grey levels under the paper); a larger one keeps only real ink.
@@ -331,10 +343,13 @@ pub fn try_skew_degrees(bm: &Bitmap, max_deg: f32) -> Option<f32> {
     Some(best.0)
 }
 
+/// A skew under this many degrees is left as it is by [`rotate`].
+pub const MIN_ROTATION_DEG: f32 = 0.05;
+
 /// Rotates an image about its centre so that a skew of `deg` degrees is undone; new corners
-/// are white.
+/// are white. A skew under [`MIN_ROTATION_DEG`] gives a copy.
 pub fn rotate(img: &GrayImage, deg: f32) -> GrayImage {
-    if deg.abs() < 0.05 {
+    if deg.abs() < MIN_ROTATION_DEG {
         return img.clone();
     }
     rotate_about_center(img, -deg.to_radians(), Interpolation::Bilinear, Luma([255]))
@@ -427,6 +442,11 @@ pub fn rectifying(bm: &Bitmap, min_deg: f32, turned: f32) -> Option<Projection> 
     ];
     let to = [(xl, yt), (xr, yt), (xr, yb), (xl, yb)];
     Projection::from_control_points(from, to)
+}
+
+/// `img` warped by the projective map `p` (bilinear); what falls outside it is white.
+pub fn warp_page(img: &GrayImage, p: &Projection) -> GrayImage {
+    imageproc::geometric_transformations::warp(img, p, Interpolation::Bilinear, Luma([255]))
 }
 
 /// Bands across the page in which [`banded_skews`] measures the lines' direction.

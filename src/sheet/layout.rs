@@ -102,21 +102,17 @@ pub fn find(gray: &GrayImage, scale: f32) -> Result<Layout, LayoutError> {
             height: gray.height(),
         });
     }
-    let radius = (gray.width().max(gray.height()) / 80).max(8);
-    let lines0 = vision::binarize_with(gray, radius, 0.02, 5.0);
+    let radius = vision::rule_radius(gray);
+    let lines0 = vision::ruled_lines(gray, radius);
     let skew = vision::skew_degrees(&lines0, 6.0);
-    let turned = skew.abs() >= 0.05;
-    let page = if turned {
-        vision::rotate(gray, skew)
-    } else {
-        gray.clone()
-    };
+    let turned = skew.abs() >= vision::MIN_ROTATION_DEG;
+    let page = vision::rotate(gray, skew);
     // A photo at a slant: make the ruled lines parallel again first.
     let (page, warp, found) = match vision::rectifying(&lines0, RECTIFY_MIN_DEG, skew) {
         Some(p) => straightened(&page, p, radius),
         None => {
             let lines = if turned {
-                vision::binarize_with(&page, radius, 0.02, 5.0)
+                vision::ruled_lines(&page, radius)
             } else {
                 lines0
             };
@@ -130,8 +126,7 @@ pub fn find(gray: &GrayImage, scale: f32) -> Result<Layout, LayoutError> {
         Ok(_) => {
             // Numbers to the right of their moves: the page is upside down.
             let page = image::imageops::rotate180(&page);
-            let lines = vision::binarize_with(&page, radius, 0.02, 5.0);
-            let g = grid(&lines, &page, radius)?;
+            let g = grid(&vision::ruled_lines(&page, radius), &page, radius)?;
             Ok(build(page, radius, at, g, true))
         }
         Err(e) => Err(e),
@@ -149,25 +144,13 @@ fn straightened(
     p: Projection,
     radius: u32,
 ) -> (GrayImage, Option<Projection>, Result<Grid, LayoutError>) {
-    let warp = |p: &Projection| {
-        imageproc::geometric_transformations::warp(
-            page,
-            p,
-            imageproc::geometric_transformations::Interpolation::Bilinear,
-            image::Luma([255]),
-        )
-    };
-    let warped = warp(&p);
-    let lines = vision::binarize_with(&warped, radius, 0.02, 5.0);
+    let warped = vision::warp_page(page, &p);
+    let lines = vision::ruled_lines(&warped, radius);
     let found = grid(&lines, &warped, radius);
     if let Some(again) = vision::rectifying(&lines, RECTIFY_MIN_DEG, 0.0) {
         let both = again * p;
-        let twice = warp(&both);
-        let g = grid(
-            &vision::binarize_with(&twice, radius, 0.02, 5.0),
-            &twice,
-            radius,
-        );
+        let twice = vision::warp_page(page, &both);
+        let g = grid(&vision::ruled_lines(&twice, radius), &twice, radius);
         if cells(&g) > cells(&found) {
             return (twice, Some(both), g);
         }
