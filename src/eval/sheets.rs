@@ -26,6 +26,8 @@ pub struct SheetOutcome {
     pub right: usize,
     pub decoded: usize,
     pub seconds: f64,
+    /// Where the seconds went, for a sheet that was read.
+    pub stages: Option<sheet::Stages>,
     /// Layout or model failure, if any.
     pub error: Option<String>,
     /// First wrong ply (1-based), if any.
@@ -67,6 +69,8 @@ pub struct SheetsReport {
     pub ece: f64,
     pub mean_seconds_per_sheet: f64,
     pub max_seconds_per_sheet: f64,
+    /// Each stage's mean seconds over the sheets read.
+    pub mean_stages: sheet::Stages,
     pub failures: usize,
     /// With `--final-boards`: sheets read with a photo, of those the photos read exactly,
     /// the games read that end in the photographed position, and plies the photos changed.
@@ -167,6 +171,7 @@ fn one(
         right: 0,
         decoded: 0,
         seconds,
+        stages: read.as_ref().ok().map(|r| r.stages),
         error: None,
         first_wrong: None,
         scored: Vec::new(),
@@ -275,6 +280,7 @@ fn report(outcomes: Vec<SheetOutcome>) -> SheetsReport {
         ece,
         mean_seconds_per_sheet: secs.iter().sum::<f64>() / secs.len().max(1) as f64,
         max_seconds_per_sheet: secs.iter().cloned().fold(0.0, f64::max),
+        mean_stages: sheet::Stages::mean(outcomes.iter().filter_map(|o| o.stages)),
         failures: outcomes.iter().filter(|o| o.error.is_some()).count(),
         final_photos: finals.len(),
         final_photos_exact: finals.iter().filter(|f| f.photo_right == Some(64)).count(),
@@ -334,6 +340,12 @@ impl std::fmt::Display for SheetsReport {
             f,
             "calibration error (ECE, 10 bins): {:.3}   seconds per sheet: mean {:.2}, max {:.2}   layout failures: {}",
             self.ece, self.mean_seconds_per_sheet, self.max_seconds_per_sheet, self.failures
+        )?;
+        let st = &self.mean_stages;
+        writeln!(
+            f,
+            "mean seconds per stage: load {:.3}  layout {:.3}  cells {:.3}  recognizer {:.3}  zoom {:.3}  decode {:.3}",
+            st.load, st.layout, st.cells, st.recognizer, st.zoom, st.decode
         )?;
         if self.final_photos > 0 {
             let squares: Vec<usize> = self

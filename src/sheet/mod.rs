@@ -139,8 +139,59 @@ pub struct SheetReading {
     pub rows: usize,
     pub turned: bool,
     pub seconds: f32,
+    /// Where those seconds went (summed over both copies of a pair).
+    pub stages: Stages,
     /// The final-position check, when [`SheetConfig::final_board`] was given.
     pub final_board: Option<final_board::FinalBoardCheck>,
+}
+
+/// Seconds a sheet spent in each stage: decoding the image file, finding the grid, cutting
+/// the cell images (and, in a process's first sheet, loading the recognizer), the
+/// recognizer on the cells as cut, the zoomed second views (cut and read), and the repair
+/// engine (with the final-position check).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Stages {
+    pub load: f32,
+    pub layout: f32,
+    pub cells: f32,
+    pub recognizer: f32,
+    pub zoom: f32,
+    pub decode: f32,
+}
+
+impl Stages {
+    /// The mean of each stage (all 0 for none).
+    pub fn mean(all: impl Iterator<Item = Stages>) -> Stages {
+        let (sum, n) = all.fold((Stages::default(), 0), |(s, n), x| (s.add(x), n + 1));
+        let k = 1.0 / n.max(1) as f32;
+        Stages {
+            load: sum.load * k,
+            layout: sum.layout * k,
+            cells: sum.cells * k,
+            recognizer: sum.recognizer * k,
+            zoom: sum.zoom * k,
+            decode: sum.decode * k,
+        }
+    }
+
+    fn add(self, o: Stages) -> Stages {
+        Stages {
+            load: self.load + o.load,
+            layout: self.layout + o.layout,
+            cells: self.cells + o.cells,
+            recognizer: self.recognizer + o.recognizer,
+            zoom: self.zoom + o.zoom,
+            decode: self.decode + o.decode,
+        }
+    }
+}
+
+/// Seconds since `*t`, and `*t` moved to now.
+fn lap(t: &mut Instant) -> f32 {
+    let now = Instant::now();
+    let s = (now - *t).as_secs_f32();
+    *t = now;
+    s
 }
 
 /// Why a sheet could not be read.
@@ -170,8 +221,10 @@ impl std::error::Error for SheetError {}
 pub fn read_file(path: &Path, cfg: &SheetConfig) -> Result<SheetReading, SheetError> {
     let t0 = Instant::now();
     let (gray, scale) = vision::load_gray(path).map_err(SheetError::Image)?;
+    let load = t0.elapsed().as_secs_f32();
     let mut r = read_gray(&gray, scale, cfg)?;
     r.seconds = t0.elapsed().as_secs_f32();
+    r.stages.load = load;
     Ok(r)
 }
 
@@ -183,6 +236,7 @@ pub fn read_gray(
 ) -> Result<SheetReading, SheetError> {
     let t0 = Instant::now();
     let rec = recognize(gray, scale, cfg)?;
+    let mut t = Instant::now();
     let items = items_of(
         &rec.cells,
         (0..rec.cells.len())
@@ -190,8 +244,10 @@ pub fn read_gray(
             .collect(),
     );
     let (mut game, check) = decode_checked(&items, &languages(cfg, &[&rec]), cfg)?;
+    let decode = lap(&mut t);
     game.notes.extend(rec.specks.iter().cloned());
     let mut r = rec.reading(game, None, t0);
+    r.stages.decode = decode;
     r.final_board = check;
     Ok(r)
 }
@@ -204,9 +260,11 @@ pub fn read_pair(
     second: &Path,
     cfg: &SheetConfig,
 ) -> Result<SheetReading, SheetError> {
-    let t0 = Instant::now();
+    let mut t = Instant::now();
+    let t0 = t;
     let (g1, s1) = vision::load_gray(first).map_err(SheetError::Image)?;
     let (g2, s2) = vision::load_gray(second).map_err(SheetError::Image)?;
+    let load = lap(&mut t);
     let a = recognize(&g1, s1, cfg)?;
     let b = match recognize(&g2, s2, cfg) {
         Ok(b) => Some(b),
@@ -225,10 +283,14 @@ pub fn read_pair(
         .map(|i| recs.iter().flat_map(|r| r.written(i)).collect())
         .collect();
     let items = items_of(&longest.cells, readings);
+    t = Instant::now();
     let (mut game, check) = decode_checked(&items, &languages(cfg, &recs), cfg)?;
+    let decode = lap(&mut t);
     game.notes
         .extend(recs.iter().flat_map(|r| r.specks.iter().cloned()));
     let mut r = a.reading(game, b.as_ref(), t0);
+    r.stages.load = load;
+    r.stages.decode = decode;
     r.final_board = check;
     Ok(r)
 }
@@ -242,6 +304,8 @@ struct Recognized {
     readings: Vec<CtcReading>,
     /// Notes on the faint cells left out at the end of the game.
     specks: Vec<String>,
+    /// The layout's and the recognizer's seconds.
+    stages: Stages,
 }
 
 impl Recognized {
@@ -284,6 +348,7 @@ impl Recognized {
             rows: self.layout.rows,
             turned: self.layout.turned,
             seconds: t0.elapsed().as_secs_f32(),
+            stages: second.map_or(self.stages, |b| self.stages.add(b.stages)),
             final_board: None,
         }
     }
@@ -294,7 +359,10 @@ fn recognize(
     scale: f32,
     cfg: &SheetConfig,
 ) -> Result<Recognized, SheetError> {
+    let mut t = Instant::now();
+    let mut stages = Stages::default();
     let lay = layout::find(gray, scale).map_err(SheetError::Layout)?;
+    stages.layout = lap(&mut t);
     let inks: Vec<f32> = lay.cells.iter().map(|c| lay.ink_share(c)).collect();
     // Empty cells end the game: everything after the last written cell is left out.
     let Some(last) = inks.iter().rposition(|&i| i >= INK_MIN) else {
@@ -309,7 +377,9 @@ fn recognize(
         .map(|c| lay.cell_image(c, CELL_W, CELL_H))
         .collect();
     let model = CellModel::get().map_err(SheetError::Model)?;
+    stages.cells = lap(&mut t);
     let mut readings = run_model(model, &images)?;
+    stages.recognizer = lap(&mut t);
     let (zoomed, images): (Vec<usize>, Vec<image::GrayImage>) = cells
         .iter()
         .enumerate()
@@ -319,6 +389,7 @@ fn recognize(
     for (i, alt) in zoomed.into_iter().zip(run_model(model, &images)?) {
         readings[i].add_view(alt);
     }
+    stages.zoom = lap(&mut t);
     let texts: Vec<&str> = readings.iter().map(|r| r.text.as_str()).collect();
     let (end, faint) = game_end(&inks, &texts);
     if end == 0 {
@@ -348,6 +419,7 @@ fn recognize(
         cells,
         readings,
         specks,
+        stages,
     })
 }
 
@@ -548,6 +620,30 @@ fn detect<'a>(texts: impl Iterator<Item = &'a str>) -> Vec<&'static Lang> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stage_means() {
+        let a = Stages {
+            load: 0.1,
+            layout: 0.2,
+            cells: 0.0,
+            recognizer: 0.5,
+            zoom: 0.1,
+            decode: 0.3,
+        };
+        let b = Stages {
+            load: 0.3,
+            decode: 0.1,
+            ..a
+        };
+        let m = Stages::mean([a, b].into_iter());
+        assert!(
+            (m.load - 0.2).abs() < 1e-6 && (m.decode - 0.2).abs() < 1e-6,
+            "{m:?}"
+        );
+        assert!((m.recognizer - 0.5).abs() < 1e-6, "{m:?}");
+        assert_eq!(Stages::mean(std::iter::empty()), Stages::default());
+    }
 
     #[test]
     fn the_game_ends_at_the_last_written_cell_or_a_long_gap() {
