@@ -260,6 +260,7 @@ pub fn binarize_with(img: &GrayImage, radius: u32, rel: f32, abs: f32) -> Bitmap
     let mut prefix = vec![0u32; w + 1];
     let (mut y0, mut y1) = (0usize, 0usize);
     let mut ink = vec![false; w * h];
+    let dark = |p: u8, mean: f32| (p as f32) < mean - (rel * mean).max(abs);
     for y in 0..h {
         let (want0, want1) = (y.saturating_sub(r), (y + r + 1).min(h));
         while y1 < want1 {
@@ -287,8 +288,7 @@ pub fn binarize_with(img: &GrayImage, radius: u32, rel: f32, abs: f32) -> Bitmap
         let edge = |x: usize| {
             let (x0, x1) = (x.saturating_sub(r), (x + r + 1).min(w));
             let sum = prefix[x1].wrapping_sub(prefix[x0]);
-            let mean = sum as f32 / (rows * (x1 - x0) as u32) as f32;
-            (src[x] as f32) < mean - (rel * mean).max(abs)
+            dark(src[x], sum as f32 / (rows * (x1 - x0) as u32) as f32)
         };
         // Inside, every box is whole: the same sums over one area, in a loop the compiler
         // can vectorize (sums below 2^31 convert as i32, the same f32 value).
@@ -301,8 +301,7 @@ pub fn binarize_with(img: &GrayImage, radius: u32, rel: f32, abs: f32) -> Bitmap
                 .zip(&prefix[lo - r..hi - r])
                 .map(|(b, a)| b.wrapping_sub(*a) as i32);
             for ((o, &p), sum) in out[lo..hi].iter_mut().zip(&src[lo..hi]).zip(sums) {
-                let mean = sum as f32 / area;
-                *o = (p as f32) < mean - (rel * mean).max(abs);
+                *o = dark(p, sum as f32 / area);
             }
             for x in (0..lo).chain(hi..w) {
                 out[x] = edge(x);

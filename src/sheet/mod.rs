@@ -164,24 +164,22 @@ impl Stages {
     pub fn mean(all: impl Iterator<Item = Stages>) -> Stages {
         let (sum, n) = all.fold((Stages::default(), 0), |(s, n), x| (s.add(x), n + 1));
         let k = 1.0 / n.max(1) as f32;
-        Stages {
-            load: sum.load * k,
-            layout: sum.layout * k,
-            cells: sum.cells * k,
-            recognizer: sum.recognizer * k,
-            zoom: sum.zoom * k,
-            decode: sum.decode * k,
-        }
+        sum.zip(sum, |a, _| a * k)
     }
 
     fn add(self, o: Stages) -> Stages {
+        self.zip(o, |a, b| a + b)
+    }
+
+    /// `f` over each stage of the two.
+    fn zip(self, o: Stages, f: impl Fn(f32, f32) -> f32) -> Stages {
         Stages {
-            load: self.load + o.load,
-            layout: self.layout + o.layout,
-            cells: self.cells + o.cells,
-            recognizer: self.recognizer + o.recognizer,
-            zoom: self.zoom + o.zoom,
-            decode: self.decode + o.decode,
+            load: f(self.load, o.load),
+            layout: f(self.layout, o.layout),
+            cells: f(self.cells, o.cells),
+            recognizer: f(self.recognizer, o.recognizer),
+            zoom: f(self.zoom, o.zoom),
+            decode: f(self.decode, o.decode),
         }
     }
 }
