@@ -33,6 +33,7 @@ from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from train_common import arg_parser, freeze_bn, grey_blur_noise, init_from_onnx, resume, save, seed_all  # noqa: E402
+from split_pools import split_pools_file  # noqa: E402
 
 W, H = 32, 64
 CLASSES = "-PNBRQKpnbrqk"
@@ -118,6 +119,7 @@ def export(model, path, check):
     x = to_tensor(check)
     torch.onnx.export(model, x, path, input_names=["pieces"], output_names=["logits"], opset_version=17,
                       dynamo=False)
+    split_pools_file(path)  # the same values, faster in tract
     with torch.no_grad():
         ref = model(x).numpy()
     Image.fromarray(np.concatenate([np.concatenate(list(check[r * 8:(r + 1) * 8]), 1) for r in range(8)], 0)).save(
