@@ -77,8 +77,8 @@ const FUSED: bool = cfg!(any(
 ));
 
 /// Grey levels of 8-bit sRGB colours, the same as `image`'s `to_luma8` gives, without its
-/// detour through buffers of f32 and a call to `roundf` per pixel (70–150 ms for a scanned
-/// page on one core, 10 times this).
+/// detour through buffers of f32 and a call to `roundf` per pixel (a dev scan on one core:
+/// 70–158 ms that way, 17–27 ms this way, `examples/load_speed.rs`).
 ///
 /// `image` sums `c / 255 × weight` over the channels in f32, left to right, and rounds the sum
 /// times 255. Unfused, each product is rounded on its own, so a table of the products per
