@@ -50,11 +50,11 @@ pub fn load_gray(path: &Path) -> Result<(GrayImage, f32), VisionError> {
 
 /// Grey levels of a decoded image, scaled to [`MAX_SIDE`] (see [`load_gray`]).
 pub fn gray_of(img: DynamicImage) -> (GrayImage, f32) {
-    if img.color().has_alpha() || srgb8(&img) {
-        to_gray_scaled(&img)
-    } else {
+    match srgb8_gray(&img) {
+        Some(g) => scaled(g),
+        None if img.color().has_alpha() => to_gray_scaled(&img),
         // Owned and opaque: grey levels without another copy of a possibly huge page.
-        scaled(img.into_luma8())
+        None => scaled(img.into_luma8()),
     }
 }
 
@@ -117,22 +117,13 @@ impl SrgbLuma {
     }
 }
 
-/// Whether `img` is 8-bit RGB or RGBA in sRGB, the layouts [`srgb8_gray`] converts.
-fn srgb8(img: &DynamicImage) -> bool {
-    matches!(
-        img,
-        DynamicImage::ImageRgb8(_) | DynamicImage::ImageRgba8(_)
-    ) && img.color_space() == image::metadata::Cicp::SRGB
-}
-
 /// Grey levels of an 8-bit RGB or RGBA image in sRGB (transparent parts over white), the
 /// same as `image`'s conversion followed by [`to_gray_scaled`]'s compositing, but faster;
 /// `None` for other layouts and colour spaces, which `image` converts.
 fn srgb8_gray(img: &DynamicImage) -> Option<GrayImage> {
-    if !srgb8(img) {
+    if img.color_space() != image::metadata::Cicp::SRGB {
         return None;
     }
-    let (w, h) = (img.width(), img.height());
     let table = SrgbLuma::new();
     let px: Vec<u8> = match img {
         DynamicImage::ImageRgb8(rgb) => rgb
@@ -153,7 +144,7 @@ fn srgb8_gray(img: &DynamicImage) -> Option<GrayImage> {
             .collect(),
         _ => return None,
     };
-    GrayImage::from_raw(w, h, px)
+    GrayImage::from_raw(img.width(), img.height(), px)
 }
 
 /// Loads an image in colour (transparent parts over white), scaled down so its longer side

@@ -234,7 +234,7 @@ pub fn read_gray(
 ) -> Result<SheetReading, SheetError> {
     let t0 = Instant::now();
     let rec = recognize(gray, scale, cfg)?;
-    let mut t = Instant::now();
+    let t = Instant::now();
     let items = items_of(
         &rec.cells,
         (0..rec.cells.len())
@@ -242,7 +242,7 @@ pub fn read_gray(
             .collect(),
     );
     let (mut game, check) = decode_checked(&items, &languages(cfg, &[&rec]), cfg)?;
-    let decode = lap(&mut t);
+    let decode = t.elapsed().as_secs_f32();
     game.notes.extend(rec.specks.iter().cloned());
     let mut r = rec.reading(game, None, t0);
     r.stages.decode = decode;
@@ -258,11 +258,10 @@ pub fn read_pair(
     second: &Path,
     cfg: &SheetConfig,
 ) -> Result<SheetReading, SheetError> {
-    let mut t = Instant::now();
-    let t0 = t;
+    let t0 = Instant::now();
     let (g1, s1) = vision::load_gray(first).map_err(SheetError::Image)?;
     let (g2, s2) = vision::load_gray(second).map_err(SheetError::Image)?;
-    let load = lap(&mut t);
+    let load = t0.elapsed().as_secs_f32();
     let a = recognize(&g1, s1, cfg)?;
     let b = match recognize(&g2, s2, cfg) {
         Ok(b) => Some(b),
@@ -281,9 +280,9 @@ pub fn read_pair(
         .map(|i| recs.iter().flat_map(|r| r.written(i)).collect())
         .collect();
     let items = items_of(&longest.cells, readings);
-    t = Instant::now();
+    let t = Instant::now();
     let (mut game, check) = decode_checked(&items, &languages(cfg, &recs), cfg)?;
-    let decode = lap(&mut t);
+    let decode = t.elapsed().as_secs_f32();
     game.notes
         .extend(recs.iter().flat_map(|r| r.specks.iter().cloned()));
     let mut r = a.reading(game, b.as_ref(), t0);
