@@ -278,6 +278,10 @@ pub struct SheetsEvalArgs {
     /// pipeline's).
     #[arg(long, hide = true)]
     pub zoom_unsure: Option<f32>,
+
+    /// Decoder costs to override, for tuning: NAME=VALUE,... (names of `decode::Costs`).
+    #[arg(long, hide = true, value_delimiter = ',', value_parser = parse_cost)]
+    pub costs: Vec<(String, f32)>,
 }
 
 /// `hamle board --format`.
@@ -758,6 +762,12 @@ fn eval_sheets(args: &SheetsEvalArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(z) = args.zoom_unsure {
         cfg.zoom_unsure = z;
+    }
+    for (name, value) in &args.costs {
+        cfg.decode
+            .costs
+            .set(name, *value)
+            .map_err(anyhow::Error::msg)?;
     }
     let report = hamle::eval::sheets::run(
         &args.dir,

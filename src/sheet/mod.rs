@@ -102,6 +102,11 @@ fn sheet_costs() -> crate::decode::Costs {
         // The wider second search finds nothing more on sheets (dev and seed-3 sheets:
         // the same moves) and costs up to 6 s on a long one.
         wide_beam: 0,
+        // Nor does second-guessing hidden and corrected plies (session 21: the same moves,
+        // plies `ok` and flags on the 23 dev sheets, the dev half photographed, the seed-3
+        // and the slanted seed-25 sheets), which took half of the decoding time: its
+        // forced search ran again from the first changed ply to the end.
+        refine_max: 0,
         // The weight the sheet settings were chosen with (seed-3 sheets); text repair
         // moved to 0.3 with the richer prior of session 8, where sheets read the same
         // within a few plies either way (seed-3 and pair sheets: 2,614 plies right at
