@@ -436,7 +436,8 @@ struct SkewPoints {
 impl SkewPoints {
     /// The points of rows `y0..y1` of `bm`.
     fn of_rows(bm: &Bitmap, y0: u32, y1: u32) -> SkewPoints {
-        let (y0, y1) = (y0.min(bm.height), y1.min(bm.height));
+        let y1 = y1.min(bm.height);
+        let y0 = y0.min(y1);
         let w = bm.width as usize;
         let step = (bm.width / 400).max(1) as usize;
         let cols: Vec<usize> = (0..w).step_by(step).collect();
@@ -477,7 +478,8 @@ impl SkewPoints {
 
     /// The points of `bm.columns(x0, x1)`: its sampled columns are `bm`'s rows.
     fn of_columns(bm: &Bitmap, x0: u32, x1: u32) -> SkewPoints {
-        let (x0, x1) = (x0.min(bm.width), x1.min(bm.width));
+        let x1 = x1.min(bm.width);
+        let x0 = x0.min(x1);
         let step = (bm.height / 400).max(1) as usize;
         let (mut xs, mut starts, mut ys) = (Vec::new(), Vec::new(), Vec::new());
         for y in (0..bm.height as usize).step_by(step) {
