@@ -512,7 +512,7 @@ impl SkewPoints {
         // Four histograms taking turns, summed at the end: neighbouring points mostly fall
         // in one bin, and one histogram would make each count wait for the one before.
         let mut hist: Vec<[u32; 4]> = Vec::new();
-        let mut score = |deg: f32| -> f64 {
+        let score = |deg: f32| -> f64 {
             let t = deg.to_radians().tan();
             let off = self.width as f32 * t.abs();
             let n = (self.height as f32 + 2.0 * off) as usize / 2 + 2;
@@ -545,26 +545,32 @@ impl SkewPoints {
                 })
                 .sum()
         };
-        let mut best = (0.0f32, score(0.0));
-        let mut deg = -max_deg;
-        while deg <= max_deg + 1e-3 {
-            let s = score(deg);
-            if s > best.1 {
-                best = (deg, s);
-            }
-            deg += 0.25;
-        }
-        let centre = best.0;
-        let mut d = centre - 0.25;
-        while d <= centre + 0.25 + 1e-3 {
-            let s = score(d);
-            if s > best.1 {
-                best = (d, s);
-            }
-            d += 0.05;
-        }
-        Some(best.0)
+        Some(sharpest_angle(max_deg, score))
     }
+}
+
+/// The angle within ±`max_deg` that `score` rates highest: every 0.25° (0 first, which wins
+/// ties), then every 0.05° within 0.25° of the best.
+fn sharpest_angle(max_deg: f32, mut score: impl FnMut(f32) -> f64) -> f32 {
+    let mut best = (0.0f32, score(0.0));
+    let mut deg = -max_deg;
+    while deg <= max_deg + 1e-3 {
+        let s = score(deg);
+        if s > best.1 {
+            best = (deg, s);
+        }
+        deg += 0.25;
+    }
+    let centre = best.0;
+    let mut d = centre - 0.25;
+    while d <= centre + 0.25 + 1e-3 {
+        let s = score(d);
+        if s > best.1 {
+            best = (d, s);
+        }
+        d += 0.05;
+    }
+    best.0
 }
 
 /// A skew under this many degrees is left as it is by [`rotate`].
@@ -1087,7 +1093,8 @@ mod tests {
 
     /// The skew search gathers its points column by column and counts them in four
     /// histograms; it picks the same angle as the plain search over a bitmap made by
-    /// [`Bitmap::rows`] or [`Bitmap::columns`] (point by point, one histogram).
+    /// [`Bitmap::rows`] or [`Bitmap::columns`] (point by point, one histogram, the same
+    /// angles tried).
     #[test]
     fn skew_search_is_the_plain_one() {
         fn plain(bm: &Bitmap, max_deg: f32) -> Option<f32> {
@@ -1116,25 +1123,7 @@ mod tests {
                 }
                 hist.iter().map(|&c| (c as f64) * (c as f64)).sum()
             };
-            let mut best = (0.0f32, score(0.0));
-            let mut deg = -max_deg;
-            while deg <= max_deg + 1e-3 {
-                let s = score(deg);
-                if s > best.1 {
-                    best = (deg, s);
-                }
-                deg += 0.25;
-            }
-            let centre = best.0;
-            let mut d = centre - 0.25;
-            while d <= centre + 0.25 + 1e-3 {
-                let s = score(d);
-                if s > best.1 {
-                    best = (d, s);
-                }
-                d += 0.05;
-            }
-            Some(best.0)
+            Some(sharpest_angle(max_deg, score))
         }
         let mut seed = 7u64;
         let mut rand = move || {
