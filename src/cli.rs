@@ -1168,6 +1168,27 @@ mod tests {
     }
 
     #[test]
+    fn eval_sheets_takes_decoder_costs() {
+        let Command::Eval {
+            command: EvalCommand::Sheets(args),
+        } = parse(&["eval", "sheets", "d", "--costs", "refine_max=0,missing=9.5"])
+            .unwrap()
+            .command
+        else {
+            panic!("not eval sheets");
+        };
+        assert_eq!(
+            args.costs,
+            [
+                ("refine_max".to_string(), 0.0),
+                ("missing".to_string(), 9.5)
+            ]
+        );
+        assert!(parse(&["eval", "sheets", "d", "--costs", "no_such_cost=1"]).is_err());
+        assert!(parse(&["eval", "sheets", "d", "--costs", "missing"]).is_err());
+    }
+
+    #[test]
     fn usage_errors() {
         for bad in [
             &["repair", "--lang", "xx"][..],
