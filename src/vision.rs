@@ -423,7 +423,7 @@ pub fn try_skew_degrees(bm: &Bitmap, max_deg: f32) -> Option<f32> {
 
 /// The ink a skew is measured on: every row of a sparse grid of about 400 columns (at most),
 /// kept column by column. Rows `y0..y1` of a bitmap, or columns `x0..x1` mirrored about the
-/// diagonal as [`Bitmap::columns`] makes them, gathered without making either bitmap.
+/// diagonal as `Bitmap::columns` makes them, gathered without making either bitmap.
 struct SkewPoints {
     width: u32,
     height: u32,
@@ -522,20 +522,20 @@ impl SkewPoints {
             for (c, &x) in self.xs.iter().enumerate() {
                 let xt = x * t;
                 let ys = &self.ys[self.starts[c]..self.starts[c + 1]];
+                let mut count = |y: f32, k: usize| {
+                    if let Some(h) = hist.get_mut(((y - xt + off) / 2.0) as usize) {
+                        h[k] += 1;
+                    }
+                };
+                // In fours, so that each of the four histograms takes one of them.
                 let mut quads = ys.chunks_exact(4);
                 for q in &mut quads {
                     for (k, &y) in q.iter().enumerate() {
-                        let b = ((y - xt + off) / 2.0) as usize;
-                        if let Some(h) = hist.get_mut(b) {
-                            h[k] += 1;
-                        }
+                        count(y, k);
                     }
                 }
                 for &y in quads.remainder() {
-                    let b = ((y - xt + off) / 2.0) as usize;
-                    if let Some(h) = hist.get_mut(b) {
-                        h[0] += 1;
-                    }
+                    count(y, 0);
                 }
             }
             hist.iter()
@@ -630,7 +630,8 @@ pub fn rotate(img: &GrayImage, deg: f32) -> GrayImage {
 }
 
 impl Bitmap {
-    /// Rows `y0..y1` as a bitmap of their own.
+    /// Rows `y0..y1` as a bitmap of their own (the skew search's plain reference in tests).
+    #[cfg(test)]
     pub fn rows(&self, y0: u32, y1: u32) -> Bitmap {
         let (y0, y1) = (y0.min(self.height), y1.min(self.height));
         Bitmap {
@@ -641,7 +642,10 @@ impl Bitmap {
     }
 
     /// Columns `x0..x1` mirrored about the diagonal, as a bitmap of their own: its rows are
-    /// those columns (so row tools like [`skew_degrees`] see vertical lines as horizontal).
+    /// those columns, so row tools like [`skew_degrees`] see vertical lines as horizontal
+    /// (the skew search's plain reference in tests; `SkewPoints` gathers the same points
+    /// without the copy).
+    #[cfg(test)]
     pub fn columns(&self, x0: u32, x1: u32) -> Bitmap {
         let (x0, x1) = (x0.min(self.width), x1.min(self.width));
         let (w, h) = ((x1 - x0) as usize, self.height as usize);
