@@ -90,9 +90,10 @@ pub fn read_image(img: image::DynamicImage, cfg: &BoardConfig) -> Result<BoardRe
 }
 
 /// How the piece model looks at the crops: also mirrored ([`PieceModel::read_board`]), or
-/// once ([`PieceModel::run_board`], half the model's time). `--kind physical` looks twice;
-/// `--kind auto`, whose set reading is a fallback for images that are not clearly
-/// diagrams, looks once, to keep within the diagrams' time budget.
+/// once ([`PieceModel::run_board`], half the model's time). `--kind physical` looks twice,
+/// and so does `--kind auto` on an image it takes for a photo of a set; where its set
+/// reading is only a fallback (no diagram found, or an unsure one that could be either), it
+/// looks once, to keep within the diagrams' time budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Look {
     Once,
