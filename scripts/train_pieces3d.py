@@ -86,8 +86,28 @@ def load(dirs):
     return np.stack(ims), np.array(labs, np.int64)
 
 
-def augment(x, g):
+def stretch(x, g, amount):
+    """Scales each crop's content up or down by up to `amount` (height and width drawn
+    apart, the width by half as much), about the middle of its bottom edge, where the piece
+    stands: sets differ in how tall each kind is, so the height of a piece alone must not
+    name it. Pixels from outside the crop repeat its edge, as hamle's crops do."""
     B = x.shape[0]
+    sy = 1 + torch.empty(B).uniform_(-amount, amount, generator=g)
+    sx = 1 + torch.empty(B).uniform_(-amount / 2, amount / 2, generator=g)
+    theta = torch.zeros(B, 2, 3)
+    # output (u, v) in -1..1 samples the input at (u / sx, 1 - (1 - v) / sy): the bottom
+    # edge (v = 1) stays put and the content grows by sy upwards
+    theta[:, 0, 0] = 1 / sx
+    theta[:, 1, 1] = 1 / sy
+    theta[:, 1, 2] = 1 - 1 / sy
+    grid = F.affine_grid(theta, list(x.shape), align_corners=False)
+    return F.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=False)
+
+
+def augment(x, g, amount=0.0):
+    B = x.shape[0]
+    if amount > 0:
+        x = stretch(x, g, amount)
     x = x * torch.empty(B, 3, 1, 1).uniform_(0.8, 1.2, generator=g) * torch.empty(B, 1, 1, 1).uniform_(0.6, 1.4, generator=g)
     m = x.mean((1, 2, 3), keepdim=True)
     x = (x - m) * torch.empty(B, 1, 1, 1).uniform_(0.6, 1.4, generator=g) + m
@@ -131,6 +151,9 @@ def export(model, path, check):
 
 def main():
     ap = arg_parser(8, "work-tmp/r3d/pieces.pt", "models/pieces3d.onnx", bs=128, lr=3e-3)
+    ap.add_argument("--stretch", type=float, default=0.0,
+                    help="scale each crop's content by up to this fraction about its bottom middle "
+                         "(0: off, as the shipped model was trained)")
     ap.add_argument("--init-onnx", help="start from an exported model's weights (its batch norms folded "
                     "into the convs, so they stay frozen)")
     a = ap.parse_args()
@@ -160,7 +183,7 @@ def main():
         t0, tot = time.time(), 0.0
         for s in range(steps):
             idx = order[s * a.bs:(s + 1) * a.bs]
-            x = augment(to_tensor(ims[idx]), g)
+            x = augment(to_tensor(ims[idx]), g, a.stretch)
             loss = F.cross_entropy(model(x), torch.from_numpy(labs[idx]), weight=weight)
             opt.zero_grad()
             loss.backward()
