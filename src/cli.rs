@@ -790,7 +790,14 @@ fn board(args: &BoardArgs) -> anyhow::Result<ExitCode> {
         let name = path.display().to_string();
         match hamle::board::read_file(path, &cfg) {
             Ok(r) => match args.format {
-                BoardFormat::Fen => writeln!(out, "{}", r.fen)?,
+                BoardFormat::Fen => {
+                    writeln!(out, "{}", r.fen)?;
+                    // the FEN line stays alone on stdout; what is doubtful goes to stderr
+                    if !r.flags.is_empty() {
+                        out.flush()?;
+                        message(&format!("{name}: {}", r.flags.join("; ")));
+                    }
+                }
                 BoardFormat::Json => {
                     let v = hamle::output::json::board_value(&r, &name)?;
                     let line = serde_json::to_string(&v)?;

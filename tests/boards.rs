@@ -59,6 +59,25 @@ fn drawn_board(sq: u32, margin: u32) -> image::GrayImage {
     })
 }
 
+/// `--format fen` prints the FEN alone on stdout and the reading's flags on stderr: an empty
+/// drawn board has no kings.
+#[test]
+fn fen_output_tells_its_flags_on_stderr() {
+    let dir = temp_dir();
+    let path = dir.join("flags-empty.png");
+    drawn_board(36, 20).save(&path).unwrap();
+    let o = hamle(&["board", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("8/8/8/8/8/8/8/8 "), "{out}");
+    assert_eq!(out.lines().count(), 1, "{out}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("flags-empty.png") && err.contains("king"),
+        "{err}"
+    );
+}
+
 /// The dev boards read at least this well. Floors well below the figures measured when
 /// this was written (book 35/37 exact, photo 11/13, mixed 8/13, squares 95.6 %; see the
 /// report of `hamle eval boards`), to catch regressions, not to tune to 63 images.

@@ -159,7 +159,8 @@ pub struct BoardReading {
     pub locate_score: f64,
     /// How much the squares alternate light and dark (0..1; see [`BoardBox::checker`]).
     pub checker: f64,
-    /// Rule problems of the position read (e.g. `two white kings`), never hidden.
+    /// Problems of the reading, never hidden: rule problems of the position read (e.g. `two
+    /// white kings`) and, for a photo of a set, a board found that may run off the photo.
     pub flags: Vec<String>,
     /// Squares whose most likely class broke a rule no diagram breaks (one king each, no
     /// pawn on the first or last rank) and that were taken as their best class that does
