@@ -39,7 +39,8 @@ fn main() {
     );
 }
 
-/// Session 20's `try_skew_degrees`.
+/// Session 20's `try_skew_degrees` (its angle steps were the ones `vision::sharpest_angle`
+/// now holds).
 fn session20_skew(bm: &vision::Bitmap, max_deg: f32) -> Option<f32> {
     let mut pts: Vec<(f32, f32)> = Vec::new();
     let step = (bm.width / 400).max(1);
@@ -66,23 +67,5 @@ fn session20_skew(bm: &vision::Bitmap, max_deg: f32) -> Option<f32> {
         }
         hist.iter().map(|&c| (c as f64) * (c as f64)).sum()
     };
-    let mut best = (0.0f32, score(0.0));
-    let mut deg = -max_deg;
-    while deg <= max_deg + 1e-3 {
-        let s = score(deg);
-        if s > best.1 {
-            best = (deg, s);
-        }
-        deg += 0.25;
-    }
-    let centre = best.0;
-    let mut d = centre - 0.25;
-    while d <= centre + 0.25 + 1e-3 {
-        let s = score(d);
-        if s > best.1 {
-            best = (d, s);
-        }
-        d += 0.05;
-    }
-    Some(best.0)
+    Some(vision::sharpest_angle(max_deg, score))
 }

@@ -550,8 +550,9 @@ impl SkewPoints {
 }
 
 /// The angle within ±`max_deg` that `score` rates highest: every 0.25° (0 first, which wins
-/// ties), then every 0.05° within 0.25° of the best.
-fn sharpest_angle(max_deg: f32, mut score: impl FnMut(f32) -> f64) -> f32 {
+/// ties), then every 0.05° within 0.25° of the best. The skew search's angle steps, shared
+/// with its plain reference in the tests and `examples/skew_speed.rs`.
+pub fn sharpest_angle(max_deg: f32, mut score: impl FnMut(f32) -> f64) -> f32 {
     let mut best = (0.0f32, score(0.0));
     let mut deg = -max_deg;
     while deg <= max_deg + 1e-3 {

@@ -442,13 +442,13 @@ pub fn fit_lattice(corners: &[Peak], lattice: &[Peak], area: f64) -> Result<Latt
             .ok_or_else(|| no("the fitted lattice leaves the image".into()))?;
         *o = [x as f32, y as f32];
     }
+    let on_board = |v: f64| (-0.35..=8.35).contains(&v);
     let outside = match h.inverse() {
         Some(inv) => lattice
             .iter()
             .filter(|k| {
-                let inside = |v: f64| (-0.35..=8.35).contains(&v);
                 inv.apply([k.x, k.y])
-                    .is_none_or(|[u, v]| !inside(u) || !inside(v))
+                    .is_none_or(|[u, v]| !on_board(u) || !on_board(v))
             })
             .count(),
         None => lattice.len(),
