@@ -9,7 +9,12 @@ fn main() {
         .skip(1)
         .filter_map(|p| image::open(p).ok().map(|i| i.to_luma8()))
         .collect();
+    let t0 = Instant::now();
     let m = CellModel::get().expect("model");
+    println!(
+        "model loaded and planned in {:.1} ms",
+        t0.elapsed().as_secs_f64() * 1000.0
+    );
     m.run_cells(&imgs[..imgs.len().min(4)]);
     let t0 = Instant::now();
     let rounds = 3;
