@@ -251,7 +251,7 @@ const CELL_CUT: &str = "/Transpose_output_0";
 pub const RNN_BATCH: usize = 8;
 /// Images made into inputs and run at a time by [`CellModel::run_cells`] and
 /// [`WordModel::read`] (a multiple of [`RNN_BATCH`]).
-const IMAGE_BLOCK: usize = 256;
+const IMAGE_BLOCK: usize = 64;
 
 static CELL_MODEL: OnceLock<Result<CellModel, String>> = OnceLock::new();
 
@@ -495,7 +495,10 @@ fn split_at_tensor(
     if back_reads_input || back[maker] {
         return None;
     }
-    use tract_onnx::pb::{tensor_proto::DataType, type_proto, TypeProto, ValueInfoProto};
+    use tract_onnx::pb::{
+        tensor_proto::DataType, type_proto, GraphProto, ModelProto, NodeProto, TypeProto,
+        ValueInfoProto,
+    };
     let value = |name: &str| ValueInfoProto {
         name: name.to_string(),
         r#type: Some(TypeProto {
@@ -507,21 +510,39 @@ fn split_at_tensor(
         }),
         ..Default::default()
     };
+    // Each part gets only its nodes and the weights they read: no copy of the whole model,
+    // and no shapes recorded for the whole model's batch.
     let part = |keep: &[bool], input: Vec<ValueInfoProto>, output| {
-        let mut p = proto.clone();
-        if let Some(g) = p.graph.as_mut() {
-            g.node = nodes
-                .iter()
-                .zip(keep)
-                .filter(|(_, &k)| k)
-                .map(|(n, _)| n.clone())
-                .collect();
-            g.input = input;
-            g.output = output;
-            // Shapes recorded for the whole model's batch no longer hold.
-            g.value_info.clear();
+        let node: Vec<NodeProto> = nodes
+            .iter()
+            .zip(keep)
+            .filter(|(_, &k)| k)
+            .map(|(n, _)| n.clone())
+            .collect();
+        let read: HashSet<&str> = node
+            .iter()
+            .flat_map(|n| &n.input)
+            .map(String::as_str)
+            .collect();
+        let initializer = graph
+            .initializer
+            .iter()
+            .filter(|t| read.contains(t.name.as_str()))
+            .cloned()
+            .collect();
+        ModelProto {
+            ir_version: proto.ir_version,
+            opset_import: proto.opset_import.clone(),
+            graph: Some(GraphProto {
+                name: graph.name.clone(),
+                node,
+                initializer,
+                input,
+                output,
+                ..Default::default()
+            }),
+            ..Default::default()
         }
-        p
     };
     let first = part(&front, graph.input.clone(), vec![value(cut)]);
     let second = part(&back, vec![value(cut)], graph.output.clone());
