@@ -224,7 +224,8 @@ impl CropPlan {
 /// of [`RNN_BATCH`] cells. A batch of 1 suits the convolutions best (a batch of cells
 /// outgrows the cache), but a BiLSTM step at a batch of 1 is a matrix-vector product; at 8
 /// it is a small matrix product. On one core (`examples/cell_speed.rs`, the cells of a dev
-/// sheet) a cell took 4.5–5.0 ms whole and takes 3.8–4.3 ms so (the BiLSTM: 2.5 → 2.0 ms).
+/// sheet, the two taking turns) a cell took 4.6–6.2 ms whole and takes 3.5–4.7 ms so; the
+/// BiLSTM part alone 2.5 ms at a batch of 1 and 1.7–2.0 ms a cell at 8 (`models/cells.md`).
 pub struct CellModel {
     plans: CellPlans,
 }
@@ -260,15 +261,7 @@ impl CellModel {
     /// rebuild, `HAMLE_CELL_MODEL=PATH` loads that ONNX file instead.
     pub fn get() -> Result<&'static CellModel, String> {
         CELL_MODEL
-            .get_or_init(|| {
-                let loaded = match std::env::var_os("HAMLE_CELL_MODEL") {
-                    Some(path) => std::fs::read(&path)
-                        .map_err(|e| format!("{}: {e}", path.to_string_lossy()))
-                        .and_then(|b| CellModel::from_bytes(&b).map_err(|e| format!("{e:#}"))),
-                    None => CellModel::from_bytes(CELL_ONNX).map_err(|e| format!("{e:#}")),
-                };
-                loaded
-            })
+            .get_or_init(|| env_or("HAMLE_CELL_MODEL", CELL_ONNX, CellModel::from_bytes))
             .as_ref()
             .map_err(|e| format!("cannot load the cell model: {e}"))
     }
@@ -327,7 +320,7 @@ impl CellModel {
     /// layer's state from one run of a state to the next (it is built for streaming), so a
     /// state reused across cells reads each cell as the continuation of the one before.
     pub fn run_batch(&self, inputs: &[Vec<f32>]) -> Vec<Result<CellFrames, String>> {
-        let err = |e: anyhow::Error| format!("{e:#}");
+        let err = |e: TractError| format!("{e:#}");
         let shape = [1, 1, CELL_H as usize, CELL_W as usize];
         let (conv, rnn, frames, features) = match &self.plans {
             CellPlans::Whole(plan) => {
@@ -874,11 +867,21 @@ impl CoordModel {
 /// An ONNX file named by the environment variable `var` when set (to compare a candidate
 /// model without a rebuild), else the embedded bytes, planned at `shape`.
 fn load_env_or(var: &str, embedded: &[u8], shape: [usize; 4]) -> Result<Plan, String> {
+    env_or(var, embedded, |b| plan_for(b, shape))
+}
+
+/// `load` of the ONNX file named by the environment variable `var` when set, else of the
+/// embedded bytes.
+fn env_or<T>(
+    var: &str,
+    embedded: &[u8],
+    load: impl Fn(&[u8]) -> TractResult<T>,
+) -> Result<T, String> {
     match std::env::var_os(var) {
         Some(path) => std::fs::read(&path)
             .map_err(|e| format!("{}: {e}", path.to_string_lossy()))
-            .and_then(|b| plan_for(&b, shape).map_err(|e| format!("{e:#}"))),
-        None => plan_for(embedded, shape).map_err(|e| format!("{e:#}")),
+            .and_then(|b| load(&b).map_err(|e| format!("{e:#}"))),
+        None => load(embedded).map_err(|e| format!("{e:#}")),
     }
 }
 
