@@ -17,6 +17,8 @@ pub const CELL_ONNX: &[u8] = include_bytes!("../models/cells.onnx");
 /// Input size of the cell recognizer.
 pub const CELL_H: u32 = 32;
 pub const CELL_W: u32 = 128;
+/// The cell (and word) model's input, one image: `[1, 1, CELL_H, CELL_W]`.
+const CELL_INPUT: [usize; 4] = [1, 1, CELL_H as usize, CELL_W as usize];
 /// Output classes after the CTC blank (index 0), in order. Must match `scripts/cells_synth.py`.
 pub const CELL_ALPHABET: &str = "abcdefgh12345678KQRBNŞSVFAx+#=O0-.p";
 
@@ -220,8 +222,8 @@ impl CropPlan {
 /// The cell recognizer, ready to run.
 ///
 /// The model is planned in two parts, cut where its convolutions hand their frames to the
-/// recurrent layers ([`CELL_CUT`]): the convolutions at a batch of 1, the BiLSTM at a batch
-/// of [`RNN_BATCH`] cells. A batch of 1 suits the convolutions best (a batch of cells
+/// recurrent layers (`CELL_CUT`): the convolutions at a batch of 1, the BiLSTM at a batch
+/// of up to `RNN_BATCH` (8) cells. A batch of 1 suits the convolutions best (a batch of cells
 /// outgrows the cache), but a BiLSTM step at a batch of 1 is a matrix-vector product; at 8
 /// it is a small matrix product. On one core (`examples/cell_speed.rs`, the cells of a dev
 /// sheet, the two taking turns) a cell took 4.6–6.2 ms whole and takes 3.5–4.7 ms so; the
@@ -249,7 +251,7 @@ enum CellPlans {
 const CELL_CUT: &str = "/Transpose_output_0";
 /// Most cells per run of the recurrent part (planned for any batch). A cell's output
 /// depends on the batch it runs in only by rounding (under 1e-5 here).
-pub const RNN_BATCH: usize = 8;
+const RNN_BATCH: usize = 8;
 /// Images made into inputs and run at a time by [`CellModel::run_cells`] and
 /// [`WordModel::read`] (a multiple of [`RNN_BATCH`]).
 const IMAGE_BLOCK: usize = 64;
@@ -266,11 +268,11 @@ impl CellModel {
             .map_err(|e| format!("cannot load the cell model: {e}"))
     }
 
-    /// Loads an ONNX cell (or word) model: in two parts where it has [`CELL_CUT`], else whole.
+    /// Loads an ONNX cell (or word) model: in two parts where it has `CELL_CUT`, else whole.
     pub fn from_bytes(bytes: &[u8]) -> TractResult<CellModel> {
         let onnx = tract_onnx::onnx();
         let proto = onnx.proto_model_for_read(&mut std::io::Cursor::new(bytes))?;
-        let shape = [1, 1, CELL_H as usize, CELL_W as usize];
+        let shape = CELL_INPUT;
         let Some((front, back)) = split_at_tensor(&proto, CELL_CUT) else {
             let plan = plan_for(bytes, shape)?;
             return Ok(CellModel {
@@ -321,7 +323,7 @@ impl CellModel {
     /// state reused across cells reads each cell as the continuation of the one before.
     pub fn run_batch(&self, inputs: &[Vec<f32>]) -> Vec<Result<CellFrames, String>> {
         let err = |e: TractError| format!("{e:#}");
-        let shape = [1, 1, CELL_H as usize, CELL_W as usize];
+        let shape = CELL_INPUT;
         let (conv, rnn, frames, features) = match &self.plans {
             CellPlans::Whole(plan) => {
                 return inputs
@@ -441,28 +443,32 @@ fn split_at_tensor(
     proto: &tract_onnx::pb::ModelProto,
     cut: &str,
 ) -> Option<(tract_onnx::pb::ModelProto, tract_onnx::pb::ModelProto)> {
-    use std::collections::HashSet;
+    use std::collections::{HashMap, HashSet};
     let graph = proto.graph.as_ref()?;
     let nodes = &graph.node;
-    let maker = nodes
+    // Which node makes each tensor (weights and inputs are made by none).
+    let made_by: HashMap<&str, usize> = nodes
         .iter()
-        .position(|n| n.output.iter().any(|o| o == cut))?;
+        .enumerate()
+        .flat_map(|(i, n)| n.output.iter().map(move |o| (o.as_str(), i)))
+        .collect();
+    let maker = *made_by.get(cut)?;
     // The front: `cut`'s maker and what it needs, back to the inputs.
     let mut front = vec![false; nodes.len()];
-    let mut need: Vec<&str> = vec![cut];
-    let mut seen: HashSet<&str> = HashSet::new();
-    while let Some(t) = need.pop() {
-        if !seen.insert(t) {
-            continue;
-        }
-        if let Some(i) = nodes.iter().position(|n| n.output.iter().any(|o| o == t)) {
-            front[i] = true;
-            need.extend(nodes[i].input.iter().map(String::as_str));
+    let mut need = vec![maker];
+    while let Some(i) = need.pop() {
+        if !std::mem::replace(&mut front[i], true) {
+            need.extend(
+                nodes[i]
+                    .input
+                    .iter()
+                    .filter_map(|t| made_by.get(t.as_str())),
+            );
         }
     }
-    debug_assert!(front[maker]);
     // The back: every other node, plus front nodes whose outputs other nodes still read
-    // (constants shared across the cut). None may read the front's inputs.
+    // (constants shared across the cut), back to what they need. If that reaches the
+    // model's inputs, the model does not split at `cut`.
     let mut back: Vec<bool> = front.iter().map(|f| !f).collect();
     let mut changed = true;
     while changed {
@@ -485,7 +491,7 @@ fn split_at_tensor(
         .iter()
         .zip(&back)
         .any(|(n, &b)| b && n.input.iter().any(|i| inputs.contains(i.as_str())));
-    if back_reads_input || back[maker] {
+    if back_reads_input {
         return None;
     }
     use tract_onnx::pb::{
@@ -1143,7 +1149,7 @@ mod tests {
         // cell into the next would move outputs by far more than rounding.
         let together = m.run_cells(&imgs);
         // The model whole, one cell at a time (as older exports run).
-        let shape = [1, 1, CELL_H as usize, CELL_W as usize];
+        let shape = CELL_INPUT;
         let whole = CellModel {
             plans: CellPlans::Whole(plan_for(CELL_ONNX, shape).unwrap()),
         };
