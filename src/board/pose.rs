@@ -124,6 +124,11 @@ impl Homography {
         (x.is_finite() && y.is_finite()).then_some([x, y])
     }
 
+    /// This map followed by `next` (the matrix product `next · self`).
+    pub fn then(&self, next: &Homography) -> Homography {
+        Homography(mul(&next.0, &self.0))
+    }
+
     /// The inverse map (image → board plane), scaled to unit Frobenius norm. The sign is the
     /// true inverse's, so points that were in front stay in front. `None` when singular.
     pub fn inverse(&self) -> Option<Homography> {

@@ -8,9 +8,9 @@
 //! White and a Black column; blocks are numbered left to right, rows top to bottom.
 
 use image::GrayImage;
-use imageproc::geometric_transformations::Projection;
 use serde::Serialize;
 
+use crate::board::pose::Homography;
 use crate::vision::{self, Bitmap, Rule};
 
 /// Which player's move a cell holds.
@@ -40,9 +40,9 @@ pub struct Layout {
     pub ink: Bitmap,
     /// Skew that was undone, degrees.
     pub skew: f32,
-    /// The perspective that was undone after the skew (a photo at a slant), if any: maps the
-    /// deskewed image to `page`.
-    pub warp: Option<Projection>,
+    /// The perspective that was undone (a photo at a slant), if any: maps the scaled image,
+    /// before the deskew, to `page` (the deskew is folded into it).
+    pub warp: Option<Homography>,
     /// Scale from the original image to `page` (≤ 1).
     pub scale: f32,
     /// Column blocks and rows found.
@@ -106,11 +106,15 @@ pub fn find(gray: &GrayImage, scale: f32) -> Result<Layout, LayoutError> {
     let lines0 = vision::ruled_lines(gray, radius);
     let skew = vision::skew_degrees(&lines0, 6.0);
     let turned = skew.abs() >= vision::MIN_ROTATION_DEG;
-    let page = vision::rotate(gray, skew);
-    // A photo at a slant: make the ruled lines parallel again first.
+    // A photo at a slant: make the ruled lines parallel again first, the turn and the warp
+    // in one resampling.
     let (page, warp, found) = match vision::rectifying(&lines0, RECTIFY_MIN_DEG, skew) {
-        Some(p) => straightened(&page, p, radius),
+        Some(p) => {
+            let (w, h) = gray.dimensions();
+            straightened(gray, vision::rotation(w, h, skew).then(&p), radius)
+        }
         None => {
+            let page = vision::rotate(gray, skew);
             let lines = if turned {
                 vision::ruled_lines(&page, radius)
             } else {
@@ -133,22 +137,22 @@ pub fn find(gray: &GrayImage, scale: f32) -> Result<Layout, LayoutError> {
     }
 }
 
-/// The deskewed `page` warped straight by `p`, the map, and its grid. The directions behind
-/// `p` are measured over parts of the page: at a strong slant one pass can leave the far rows
+/// The `page` warped straight by `p` (the deskew included), the map, and its grid. The
+/// directions behind `p` are measured over parts of the page: at a strong slant one pass can leave the far rows
 /// tilted enough to break their rules, and the grid comes out short. So a second pass
 /// measures what is left, and the page warped once by both (not a warp of a warp, which
 /// blurs twice) is used when its grid has more cells (on pages the first pass got right, a
 /// second one measured through shadows can lose rows).
 fn straightened(
     page: &GrayImage,
-    p: Projection,
+    p: Homography,
     radius: u32,
-) -> (GrayImage, Option<Projection>, Result<Grid, LayoutError>) {
+) -> (GrayImage, Option<Homography>, Result<Grid, LayoutError>) {
     let warped = vision::warp_page(page, &p);
     let lines = vision::ruled_lines(&warped, radius);
     let found = grid(&lines, &warped, radius);
     if let Some(again) = vision::rectifying(&lines, RECTIFY_MIN_DEG, 0.0) {
-        let both = again * p;
+        let both = p.then(&again);
         let twice = vision::warp_page(page, &both);
         let g = grid(&vision::ruled_lines(&twice, radius), &twice, radius);
         if cells(&g) > cells(&found) {
@@ -163,13 +167,13 @@ fn cells(g: &Result<Grid, LayoutError>) -> usize {
     g.as_ref().map_or(0, |g| g.rows.len() * g.blocks.len())
 }
 
-/// How the page was made from the image as given: scaled, turned by `skew` degrees, then
-/// (a photo at a slant) warped by `warp`.
+/// How the page was made from the image as given: scaled, then turned by `skew` degrees or
+/// (a photo at a slant) warped by `warp`, the turn included.
 #[derive(Debug, Clone, Copy)]
 struct Placement {
     skew: f32,
     scale: f32,
-    warp: Option<Projection>,
+    warp: Option<Homography>,
 }
 
 fn build(page: GrayImage, radius: u32, at: Placement, g: Grid, turned: bool) -> Layout {
@@ -214,19 +218,20 @@ impl Layout {
                 *p = (w - p.0, h - p.1);
             }
         }
-        if let Some(p) = self.warp {
-            let back = p.invert();
-            for pt in &mut pts {
-                *pt = back * *pt;
-            }
-        }
-        // Undo the deskew rotation (about the centre) and the scaling.
+        // Undo the warp (the deskew included) or the deskew rotation (about the centre),
+        // then the scaling.
+        let back = self.warp.and_then(|p| p.inverse());
         let (s, co) = self.skew.to_radians().sin_cos();
         let (cx, cy) = (w / 2.0, h / 2.0);
         let mut rect = [f32::MAX, f32::MAX, f32::MIN, f32::MIN];
         for (x, y) in pts {
             let (dx, dy) = (x - cx, y - cy);
-            let (ox, oy) = (cx + dx * co - dy * s, cy + dx * s + dy * co);
+            let (ox, oy) = match back {
+                Some(b) => b
+                    .apply([f64::from(x), f64::from(y)])
+                    .map_or((x, y), |[x, y]| (x as f32, y as f32)),
+                None => (cx + dx * co - dy * s, cy + dx * s + dy * co),
+            };
             rect[0] = rect[0].min(ox / self.scale);
             rect[1] = rect[1].min(oy / self.scale);
             rect[2] = rect[2].max(ox / self.scale);
@@ -635,7 +640,7 @@ mod tests {
     /// so that its corners land on `slant`; also the square's centre in the photo and the
     /// flat form's layout.
     fn photographed(cell: usize, slant: [(f32, f32); 4]) -> (GrayImage, (f32, f32), Layout) {
-        use imageproc::geometric_transformations::{warp, Interpolation};
+        use imageproc::geometric_transformations::{warp, Interpolation, Projection};
         let img = blank_form(2, 25, 1400, 2000);
         let l0 = find(&img, 1.0).unwrap();
         let c0 = l0.cells[cell];
