@@ -1,7 +1,7 @@
 //! Times `vision::warp_page` against imageproc's bilinear `warp` by the same slant on a page,
 //! the two taking turns:
 //! `RAYON_NUM_THREADS=1 taskset -c 0 cargo run --release --example warp_speed -- PAGE`
-use hamle::board::pose::Homography;
+use hamle::geometry::Homography;
 use imageproc::geometric_transformations::{warp, Interpolation, Projection};
 use std::time::Instant;
 

@@ -37,6 +37,7 @@ pub mod board;
 pub mod book;
 pub mod decode;
 pub mod eval;
+pub mod geometry;
 pub mod input;
 pub mod model;
 pub mod notation;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::board::pose::Homography;
+use crate::geometry::Homography;
 use image::imageops::FilterType;
 use image::{DynamicImage, GrayImage, ImageBuffer, Luma, Pixel, RgbImage};
 

@@ -10,7 +10,7 @@
 use image::GrayImage;
 use serde::Serialize;
 
-use crate::board::pose::Homography;
+use crate::geometry::Homography;
 use crate::vision::{self, Bitmap, Rule};
 
 /// Which player's move a cell holds.
