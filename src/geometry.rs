@@ -13,7 +13,8 @@ const COLLINEAR_TOL: f64 = 1e-9;
 pub(crate) type Mat3 = [[f64; 3]; 3];
 pub(crate) type Vec3 = [f64; 3];
 
-/// A plane-to-image projective map, as a 3 × 3 matrix acting on `(x, y, 1)`.
+/// A projective map of the plane (a board's plane to a photo, a slanted page to a straight
+/// one), as a 3 × 3 matrix acting on `(x, y, 1)`.
 ///
 /// Built by [`Homography::from_points`], the matrix has unit Frobenius norm and its sign puts
 /// the source points in front (positive `w`), so that [`Homography::apply`] can tell a
@@ -66,8 +67,9 @@ impl Homography {
         Homography(mul(&next.0, &self.0))
     }
 
-    /// The inverse map (for a board's: image → board plane), scaled to unit Frobenius norm. The sign is the
-    /// true inverse's, so points that were in front stay in front. `None` when singular.
+    /// The inverse map (for a board's homography: image → board plane), scaled to unit
+    /// Frobenius norm. The sign is the true inverse's, so points that were in front stay in
+    /// front. `None` when singular.
     pub fn inverse(&self) -> Option<Homography> {
         let inv = inverse(&self.0)?;
         let n = frobenius(&inv);
@@ -78,7 +80,7 @@ impl Homography {
 /// The matrix whose columns are the first three points (homogeneous) scaled so that they
 /// sum to the fourth: it maps the projective basis `e1, e2, e3, (1, 1, 1)` onto the points.
 /// `None` when three of the points are collinear or a value is not finite.
-pub(crate) fn basis(p: &[[f64; 2]; 4]) -> Option<Mat3> {
+fn basis(p: &[[f64; 2]; 4]) -> Option<Mat3> {
     if p.iter().flatten().any(|v| !v.is_finite()) {
         return None;
     }
@@ -105,7 +107,7 @@ pub(crate) fn basis(p: &[[f64; 2]; 4]) -> Option<Mat3> {
 }
 
 /// Solve `a · x = b` by Gaussian elimination with partial pivoting; `None` when singular.
-pub(crate) fn solve(mut a: Mat3, mut b: Vec3) -> Option<Vec3> {
+fn solve(mut a: Mat3, mut b: Vec3) -> Option<Vec3> {
     let size = frobenius(&a);
     for col in 0..3 {
         let pivot = (col..3).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
@@ -132,7 +134,7 @@ pub(crate) fn solve(mut a: Mat3, mut b: Vec3) -> Option<Vec3> {
 }
 
 /// The inverse by the adjugate; `None` when the determinant is negligible.
-pub(crate) fn inverse(m: &Mat3) -> Option<Mat3> {
+fn inverse(m: &Mat3) -> Option<Mat3> {
     let c = |i: usize, j: usize| {
         let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
         let (j1, j2) = ((j + 1) % 3, (j + 2) % 3);

@@ -746,11 +746,11 @@ pub fn rectifying(bm: &Bitmap, min_deg: f32, turned: f32) -> Option<Homography> 
 /// `img` warped by the projective map `h` (from `img` to the result, the same size);
 /// what falls outside `img` is white.
 ///
-/// Bilinear, as imageproc's `warp` (the same pre-image of each pixel, white where either
-/// neighbour falls outside), but the pre-image is stepped along each row in `f64` (one
+/// Bilinear, as imageproc's `warp` (each pixel's pre-image through the same map, white where
+/// either neighbour falls outside), but the pre-image is stepped along each row in `f64` (one
 /// division a pixel) and the weights are in 1/256ths, each blend truncated to a grey level
-/// as imageproc's are: about twice as fast (`examples/warp_speed.rs`, one core: 43–44 against
-/// 105 ms on a 1720 × 2432 photo), within a grey level or two of imageproc's (the test
+/// as imageproc's are: about twice as fast (`examples/warp_speed.rs`, one core: 43.5 against
+/// 104.8 ms on a 1720 × 2432 photo), within a grey level or two of imageproc's (the test
 /// bounds it).
 pub fn warp_page(img: &GrayImage, h: &Homography) -> GrayImage {
     use rayon::prelude::*;
