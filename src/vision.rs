@@ -1310,15 +1310,10 @@ mod tests {
         assert!(srgb8_gray(&DynamicImage::ImageLuma8(GrayImage::new(2, 2))).is_none());
     }
 
-    /// The fixed-point rotation stays within two grey levels of imageproc's bilinear one
-    /// (0.11–0.15 on average when written), with the same white corners, both ways and at
-    /// large and tiny angles.
-    #[test]
-    fn rotation_close_to_imageproc() {
-        use imageproc::geometric_transformations::{rotate_about_center, Interpolation};
-        let (w, h) = (301u32, 217u32);
-        let mut state = 12345u32;
-        let img = GrayImage::from_fn(w, h, |x, y| {
+    /// A 301 × 217 test page: smooth gradients in a checkerboard of noise patches.
+    fn test_page(seed: u32) -> GrayImage {
+        let mut state = seed;
+        GrayImage::from_fn(301, 217, |x, y| {
             state = state.wrapping_mul(1_103_515_245).wrapping_add(12345);
             let v = if (x / 40 + y / 30) % 2 == 0 {
                 (x + 2 * y) % 256
@@ -1326,7 +1321,29 @@ mod tests {
                 state >> 24
             };
             Luma([v as u8])
-        });
+        })
+    }
+
+    /// The largest and the mean difference in grey levels between two images of one size.
+    fn level_diffs(a: &GrayImage, b: &GrayImage) -> (u8, f32) {
+        let diffs: Vec<u8> = a
+            .as_raw()
+            .iter()
+            .zip(b.as_raw())
+            .map(|(a, b)| a.abs_diff(*b))
+            .collect();
+        let worst = diffs.iter().max().copied().unwrap_or(0);
+        let mean = diffs.iter().map(|&d| d as f32).sum::<f32>() / diffs.len() as f32;
+        (worst, mean)
+    }
+
+    /// The fixed-point rotation stays within two grey levels of imageproc's bilinear one
+    /// (0.11–0.15 on average when written), with the same white corners, both ways and at
+    /// large and tiny angles.
+    #[test]
+    fn rotation_close_to_imageproc() {
+        use imageproc::geometric_transformations::{rotate_about_center, Interpolation};
+        let img = test_page(12345);
         for deg in [-3.7f32, -0.06, 0.06, 0.5, 2.25, 45.0, 179.0] {
             let want = rotate_about_center(
                 &img,
@@ -1334,15 +1351,7 @@ mod tests {
                 Interpolation::Bilinear,
                 Luma([255]),
             );
-            let got = rotate(&img, deg);
-            let diffs: Vec<u8> = got
-                .as_raw()
-                .iter()
-                .zip(want.as_raw())
-                .map(|(a, b)| a.abs_diff(*b))
-                .collect();
-            let worst = diffs.iter().max().copied().unwrap_or(0);
-            let mean = diffs.iter().map(|&d| d as f32).sum::<f32>() / diffs.len() as f32;
+            let (worst, mean) = level_diffs(&rotate(&img, deg), &want);
             eprintln!("{deg}: worst {worst} mean {mean}");
             assert!(worst <= 3, "rotation by {deg}°: a pixel {worst} levels off");
             assert!(
@@ -1360,17 +1369,7 @@ mod tests {
     #[test]
     fn page_warp_close_to_imageproc() {
         use imageproc::geometric_transformations::{warp, Interpolation, Projection};
-        let (w, h) = (301u32, 217u32);
-        let mut state = 777u32;
-        let img = GrayImage::from_fn(w, h, |x, y| {
-            state = state.wrapping_mul(1_103_515_245).wrapping_add(12345);
-            let v = if (x / 40 + y / 30) % 2 == 0 {
-                (x + 2 * y) % 256
-            } else {
-                state >> 24
-            };
-            Luma([v as u8])
-        });
+        let img = test_page(777);
         let square = [(0.0, 0.0), (300.0, 0.0), (300.0, 216.0), (0.0, 216.0)];
         for slant in [
             [(4.0, 2.0), (297.0, 6.0), (294.0, 212.0), (1.0, 215.0)],
@@ -1380,15 +1379,7 @@ mod tests {
             let want = warp(&img, &p, Interpolation::Bilinear, Luma([255]));
             let f64s = |p: [(f32, f32); 4]| p.map(|(x, y)| [f64::from(x), f64::from(y)]);
             let hm = Homography::from_points(&f64s(slant), &f64s(square)).unwrap();
-            let got = warp_page(&img, &hm);
-            let diffs: Vec<u8> = got
-                .as_raw()
-                .iter()
-                .zip(want.as_raw())
-                .map(|(a, b)| a.abs_diff(*b))
-                .collect();
-            let worst = diffs.iter().max().copied().unwrap_or(0);
-            let mean = diffs.iter().map(|&d| d as f32).sum::<f32>() / diffs.len() as f32;
+            let (worst, mean) = level_diffs(&warp_page(&img, &hm), &want);
             eprintln!("{slant:?}: worst {worst} mean {mean}");
             assert!(worst <= 3, "a pixel {worst} levels off");
             assert!(mean < 0.5, "{mean} levels off on average");
