@@ -691,6 +691,37 @@ mod tests {
         assert!(l0.warp.is_none());
     }
 
+    /// Slants stronger still (a corner moved by up to a fifth of the page) leave rows
+    /// converging after one pass: only the second pass reads these grids whole (one pass
+    /// gives 2 × 24 rows on the first two and no grid on the third), and a cell's box maps
+    /// back onto the photo through both passes.
+    #[test]
+    fn extreme_slants_need_the_second_pass() {
+        for (k, slant) in [
+            [
+                (0.0, 300.0),
+                (1400.0, 0.0),
+                (1300.0, 2000.0),
+                (100.0, 1700.0),
+            ],
+            [
+                (100.0, 400.0),
+                (1400.0, 0.0),
+                (1400.0, 2000.0),
+                (0.0, 1600.0),
+            ],
+            [(0.0, 0.0), (1400.0, 400.0), (1350.0, 1600.0), (0.0, 2000.0)],
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (photo, at, _) = photographed(60, slant);
+            let l = find(&photo, 1.0).unwrap();
+            assert_eq!((l.blocks, l.rows), (2, 25), "slant {k}");
+            assert!(box_holds(&l, 60, at), "slant {k}: {at:?}");
+        }
+    }
+
     /// Strong slants give the whole grid, and a cell's box maps back onto the slanted image.
     /// (Written for session 17's second perspective pass; since session 18's banded first
     /// pass one pass reads these forms whole, with or without the second.)
