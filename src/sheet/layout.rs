@@ -691,13 +691,24 @@ mod tests {
         assert!(l0.warp.is_none());
     }
 
+    /// Each slant photographed gives the whole 2 × 25 grid, and cell 60's box maps back
+    /// onto the photo around the mark drawn in it.
+    fn read_whole(slants: &[[(f32, f32); 4]]) {
+        for (k, &slant) in slants.iter().enumerate() {
+            let (photo, at, _) = photographed(60, slant);
+            let l = find(&photo, 1.0).unwrap();
+            assert_eq!((l.blocks, l.rows), (2, 25), "slant {k}");
+            assert!(box_holds(&l, 60, at), "slant {k}: {at:?}");
+        }
+    }
+
     /// Slants stronger still (a corner moved by up to a fifth of the page) leave rows
     /// converging after one pass: only the second pass reads these grids whole (one pass
     /// gives 2 × 24 rows on the first two and no grid on the third), and a cell's box maps
     /// back onto the photo through both passes.
     #[test]
     fn extreme_slants_need_the_second_pass() {
-        for (k, slant) in [
+        read_whole(&[
             [
                 (0.0, 300.0),
                 (1400.0, 0.0),
@@ -711,15 +722,7 @@ mod tests {
                 (0.0, 1600.0),
             ],
             [(0.0, 0.0), (1400.0, 400.0), (1350.0, 1600.0), (0.0, 2000.0)],
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let (photo, at, _) = photographed(60, slant);
-            let l = find(&photo, 1.0).unwrap();
-            assert_eq!((l.blocks, l.rows), (2, 25), "slant {k}");
-            assert!(box_holds(&l, 60, at), "slant {k}: {at:?}");
-        }
+        ]);
     }
 
     /// Strong slants give the whole grid, and a cell's box maps back onto the slanted image.
@@ -727,7 +730,7 @@ mod tests {
     /// pass one pass reads these forms whole, with or without the second.)
     #[test]
     fn forms_photographed_at_a_strong_slant() {
-        for (k, slant) in [
+        read_whole(&[
             [
                 (110.0, 70.0),
                 (1340.0, 170.0),
@@ -746,15 +749,7 @@ mod tests {
                 (1370.0, 1960.0),
                 (10.0, 1870.0),
             ],
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let (photo, at, _) = photographed(60, slant);
-            let l = find(&photo, 1.0).unwrap();
-            assert_eq!((l.blocks, l.rows), (2, 25), "slant {k}");
-            assert!(box_holds(&l, 60, at), "slant {k}: {at:?}");
-        }
+        ]);
     }
 
     /// A form photographed from a corner, its horizontal rules level but its vertical ones
