@@ -23,6 +23,10 @@ pub(crate) type Vec3 = [f64; 3];
 pub struct Homography(pub [[f64; 3]; 3]);
 
 impl Homography {
+    /// The map that leaves every point where it is.
+    pub const IDENTITY: Homography =
+        Homography([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+
     /// The homography that maps each `src[i]` (board plane `(x, y)`) to `dst[i]` (image): the
     /// exact four-point solution (the minimal case of the DLT), found by mapping the
     /// projective basis onto each point set.

@@ -582,7 +582,7 @@ pub const MIN_ROTATION_DEG: f32 = 0.05;
 /// a later warp so that the page is resampled once.
 pub fn rotation(width: u32, height: u32, deg: f32) -> Homography {
     if deg.abs() < MIN_ROTATION_DEG {
-        return Homography([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+        return Homography::IDENTITY;
     }
     // `rotate` samples the image at [[c, −s], [s, c]] (p − centre) + centre for page pixel p;
     // this is the inverse.
@@ -1385,7 +1385,7 @@ mod tests {
             assert!(mean < 0.5, "{mean} levels off on average");
         }
         // tiny images warp without panicking
-        let id = Homography([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+        let id = Homography::IDENTITY;
         let _ = warp_page(&GrayImage::new(1, 1), &id);
         let _ = warp_page(&GrayImage::new(0, 5), &id);
     }
