@@ -613,11 +613,18 @@ fn lattice_matches(h: &Homography, peaks: &[Peak]) -> (Vec<PointPair>, usize) {
             // the local size of a square: the distance to the next lattice point
             let q = h.apply([b[0] + if i < 8 { 1.0 } else { -1.0 }, b[1]]);
             let Some(q) = q else { continue };
+            // Squared distances: this runs for every lattice point of every candidate
+            // board against every peak (hundreds of thousands of pairs an image), where
+            // `hypot` took a tenth of a diagram's reading.
             let r = MATCH_RADIUS * (q[0] - p[0]).hypot(q[1] - p[1]);
+            let r2 = r * r;
             let near = peaks
                 .iter()
-                .map(|k| ((k.x - p[0]).hypot(k.y - p[1]), k))
-                .filter(|(d, _)| *d <= r)
+                .map(|k| {
+                    let (dx, dy) = (k.x - p[0], k.y - p[1]);
+                    (dx * dx + dy * dy, k)
+                })
+                .filter(|(d2, _)| *d2 <= r2)
                 .min_by(|a, b| a.0.total_cmp(&b.0));
             if let Some((_, k)) = near {
                 pairs.push((b, [k.x, k.y]));
