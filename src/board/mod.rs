@@ -259,17 +259,23 @@ pub fn read_decoded(
             // squares are on average tells the two apart ([`AUTO_SET_MEAN`],
             // [`AUTO_FLAT_MEAN`]); in between, the set's reading wins when it is clearly
             // surer ([`AUTO_SET_MARGIN`]).
-            Ok(d) => {
-                let (set, look) = match auto_step(d.confidence, d.mean_confidence()) {
-                    AutoStep::Diagram => return Ok(d),
-                    AutoStep::SetIfSurer => (false, physical::Look::Once),
-                    AutoStep::Set => (true, physical::Look::Mirrored),
-                };
-                match physical::read_image_with(img, cfg, look) {
-                    Ok(p) if set || p.confidence > AUTO_SET_MARGIN * d.confidence => Ok(p),
-                    _ => Ok(d),
+            Ok(d) => match auto_step(d.confidence, d.mean_confidence()) {
+                AutoStep::Diagram => Ok(d),
+                AutoStep::Set => {
+                    match physical::read_image_with(img, cfg, physical::Look::Mirrored) {
+                        Ok(p) => Ok(p),
+                        _ => Ok(d),
+                    }
                 }
-            }
+                // The set's reading is read only as far as it can still come out surer.
+                AutoStep::SetIfSurer => {
+                    let above = AUTO_SET_MARGIN * d.confidence;
+                    match physical::read_image_if_surer(img, cfg, above) {
+                        Ok(Some(p)) if p.confidence > above => Ok(p),
+                        _ => Ok(d),
+                    }
+                }
+            },
             r => r,
         },
     }
