@@ -894,19 +894,24 @@ pub fn crop_into(img: &RgbImage, b: [f32; 4], w: usize, h: usize, dst: &mut [f32
 mod tests {
     use super::*;
 
+    /// Seeded numbers in 0..1 (a 64-bit LCG), for tests that need many varied inputs.
+    fn uniform(seed: u64) -> impl FnMut() -> f32 {
+        let mut seed = seed;
+        move || {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) as f32 / (1u64 << 31) as f32
+        }
+    }
+
     /// `read_image_if_surer` gives up on a crop whose `square_bound` is under its limit: the
     /// bound must hold whatever orientation the reading takes and whatever the rule and count
     /// fixes change. On random logits (many pieces, so the fixes work hard), the reading's
     /// confidence is never above the least of its squares' bounds.
     #[test]
     fn square_bounds_bound_the_reading_confidence() {
-        let mut seed = 7u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (seed >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut next = uniform(7);
         let cfg = BoardConfig::default();
         let mut tight = 0;
         for trial in 0..200 {
@@ -1198,13 +1203,7 @@ mod tests {
             ])
         });
         let (w, h) = (PIECE_W as usize, PIECE_H as usize);
-        let mut seed = 7u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as f32 / (1u64 << 31) as f32
-        };
+        let mut next = uniform(7);
         for i in 0..200 {
             let scale = [0.3, 1.0, 2.5, 6.0, 12.0][i % 5];
             let (x0, y0) = (next() * 220.0 - 40.0, next() * 160.0 - 30.0);
