@@ -682,7 +682,7 @@ fn lattice_matches(h: &Homography, peaks: &[Peak]) -> (Vec<PointPair>, usize) {
             let Some(q) = q else { continue };
             // Squared distances: this runs for every lattice point of every candidate
             // board against every peak (hundreds of thousands of pairs an image), where
-            // `hypot` took a tenth of a diagram's reading.
+            // `hypot` was 6.4 % of an `auto` reading of the slowest held-out photos.
             let r = MATCH_RADIUS * (q[0] - p[0]).hypot(q[1] - p[1]);
             let r2 = r * r;
             let near = peaks
