@@ -262,10 +262,7 @@ pub fn read_decoded(
             Ok(d) => match auto_step(d.confidence, d.mean_confidence()) {
                 AutoStep::Diagram => Ok(d),
                 AutoStep::Set => {
-                    match physical::read_image_with(img, cfg, physical::Look::Mirrored) {
-                        Ok(p) => Ok(p),
-                        _ => Ok(d),
-                    }
+                    Ok(physical::read_image_with(img, cfg, physical::Look::Mirrored).unwrap_or(d))
                 }
                 // The set's reading is read only as far as it can still come out surer.
                 AutoStep::SetIfSurer => {
@@ -461,19 +458,11 @@ fn edge_shift(
         return Ok(None);
     }
     let (board, bx) = found.board(img);
-    let conf: Vec<f32> = logits
-        .iter()
-        .map(|l| {
-            log_softmax(l)
-                .iter()
-                .copied()
-                .fold(f32::MIN, f32::max)
-                .exp()
-        })
-        .collect();
+    let conf: Vec<f32> = logits.iter().map(top_prob).collect();
     let (sw, sh) = ((bx.x1 - bx.x0) / 8.0, (bx.y1 - bx.y0) / 8.0);
     let (w, h) = (board.width() as f32, board.height() as f32);
-    let checker = locate::box_checker(board, &bx);
+    // How well the board as found alternates: only needed once a move is in sight.
+    let mut checker = None;
     let mut best: Option<(f32, EdgeShift)> = None;
     // (rows, columns) the board moves by: down, up, right, left.
     for (dr, dc) in [(1i32, 0i32), (-1, 0), (0, 1), (0, -1)] {
@@ -487,8 +476,7 @@ fn edge_shift(
                 k * 8 + edge(dc)
             }
         };
-        let mean = |c: &dyn Fn(usize) -> f32| (0..8).map(c).sum::<f32>() / 8.0;
-        let given_up = mean(&|k| conf[line(k, false)]);
+        let given_up = (0..8).map(|k| conf[line(k, false)]).sum::<f32>() / 8.0;
         if given_up >= EDGE_UNSURE {
             continue;
         }
@@ -514,13 +502,7 @@ fn edge_shift(
         let new = model
             .run_crops(&pixels)
             .map_err(|e| BoardError::Model(format!("{e:#}")))?;
-        let taken = mean(&|k| {
-            log_softmax(&new[k])
-                .iter()
-                .copied()
-                .fold(f32::MIN, f32::max)
-                .exp()
-        });
+        let taken = new.iter().map(top_prob).sum::<f32>() / 8.0;
         let gain = taken - given_up;
         if taken < EDGE_SURE || gain < EDGE_GAIN || best.as_ref().is_some_and(|b| b.0 >= gain) {
             continue;
@@ -529,7 +511,7 @@ fn edge_shift(
             checker: locate::box_checker(board, &moved),
             ..moved
         };
-        if moved.checker < checker {
+        if moved.checker < *checker.get_or_insert_with(|| locate::box_checker(board, &bx)) {
             continue;
         }
         // The moved board's squares: the old ones one line over, and the new line.
@@ -583,16 +565,7 @@ pub fn second_look(
     let mut unsure: Vec<(f32, usize)> = logits
         .iter()
         .enumerate()
-        .map(|(i, l)| {
-            (
-                log_softmax(l)
-                    .iter()
-                    .copied()
-                    .fold(f32::MIN, f32::max)
-                    .exp(),
-                i,
-            )
-        })
+        .map(|(i, l)| (top_prob(l), i))
         .filter(|(p, _)| *p < SECOND_LOOK_BELOW)
         .collect();
     if unsure.is_empty() {
@@ -1138,20 +1111,41 @@ fn classes(logits: &[[f32; SQUARE_CLASSES]]) -> (Grid, [[f32; 8]; 8]) {
     let mut grid: Grid = [[None; 8]; 8];
     let mut conf = [[0.0f32; 8]; 8];
     for (i, row) in logits.iter().take(64).enumerate() {
-        let (k, &max) = row
-            .iter()
-            .enumerate()
-            .max_by(|a, b| a.1.total_cmp(b.1))
-            .unwrap_or((0, &0.0));
-        let z: f32 = row.iter().map(|&v| (v - max).exp()).sum();
+        let (k, p) = top_class(row);
         grid[i / 8][i % 8] = piece_of_class(k).unwrap_or(None);
-        conf[i / 8][i % 8] = if z.is_finite() && z > 0.0 {
+        conf[i / 8][i % 8] = p;
+    }
+    (grid, conf)
+}
+
+/// The most likely class of one square's logits and its softmax probability (0 where the
+/// logits are not numbers): what [`classes`] takes for each square, so what a reading's
+/// square confidences start from.
+pub(crate) fn top_class(row: &[f32; SQUARE_CLASSES]) -> (usize, f32) {
+    let (k, &max) = row
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .unwrap_or((0, &0.0));
+    let z: f32 = row.iter().map(|&v| (v - max).exp()).sum();
+    (
+        k,
+        if z.is_finite() && z > 0.0 {
             1.0 / z
         } else {
             0.0
-        };
-    }
-    (grid, conf)
+        },
+    )
+}
+
+/// The probability of the most likely class of one square's logits, through
+/// [`log_softmax`] (as [`second_look`] ranks squares).
+fn top_prob(row: &[f32; SQUARE_CLASSES]) -> f32 {
+    log_softmax(row)
+        .iter()
+        .copied()
+        .fold(f32::MIN, f32::max)
+        .exp()
 }
 
 /// A square changed by [`rule_fixes`] (grid as displayed).

@@ -26,8 +26,8 @@ use shakmaty::{Color, Role};
 use super::piece_prior::PIECE_PRIOR;
 use super::pose::{square_box, Camera, Homography, BOARD_CORNERS};
 use super::{
-    canonical_rc, classes, finish, BoardConfig, BoardError, BoardReading, Grid, LocateError,
-    Located, Orientation,
+    canonical_rc, classes, finish, top_class, BoardConfig, BoardError, BoardReading, Grid,
+    LocateError, Located, Orientation,
 };
 use crate::model::{CornerModel, PieceModel, PIECE_H, PIECE_W, SQUARE_CLASSES};
 use crate::vision;
@@ -121,8 +121,7 @@ pub fn read_image_with(
     look: Look,
 ) -> Result<BoardReading, BoardError> {
     let (rgb, scale) = vision::rgb_of(img, WORK_SIDE);
-    let mut r = read_rgb_with(&rgb, cfg, look, None)?
-        .ok_or_else(|| BoardError::Model("the piece model stopped with no limit set".into()))?;
+    let mut r = whole(read_rgb_with(&rgb, cfg, look, None)?)?;
     r.unscale(scale);
     Ok(r)
 }
@@ -170,13 +169,11 @@ fn square_bound(i: usize, logits: &[f32; SQUARE_CLASSES]) -> f32 {
         let row: [f32; SQUARE_CLASSES] = std::array::from_fn(|k| {
             logits[k] / TEMPERATURE + PRIOR_WEIGHT * PIECE_PRIOR[cr * 8 + cc][k]
         });
-        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let z: f32 = row.iter().map(|&v| (v - max).exp()).sum();
-        if z.is_finite() && z > 0.0 {
-            best = best.max(1.0 / z);
-        } else {
-            // Not a number: no bound.
-            return 1.0;
+        // The probability `finish` starts the square's confidence from (`classes`); it is
+        // 0 only where the logits are not numbers, which get no bound.
+        match top_class(&row).1 {
+            p if p > 0.0 => best = best.max(p),
+            _ => return 1.0,
         }
     }
     best
@@ -196,8 +193,13 @@ pub const TEMPERATURE: f32 = 1.4;
 ///
 /// No board is found, or a model fails.
 pub fn read_rgb(img: &RgbImage, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
-    read_rgb_with(img, cfg, Look::Mirrored, None)?
-        .ok_or_else(|| BoardError::Model("the piece model stopped with no limit set".into()))
+    whole(read_rgb_with(img, cfg, Look::Mirrored, None)?)
+}
+
+/// A reading [`read_rgb_with`] made with no limit: it never gives up, so `None` would be a
+/// bug, reported as an error rather than a panic.
+fn whole(r: Option<BoardReading>) -> Result<BoardReading, BoardError> {
+    r.ok_or_else(|| BoardError::Model("the piece model stopped with no limit set".into()))
 }
 
 /// [`read_rgb`] looking as `look` says; with `above` ([`read_image_if_surer`], looking
