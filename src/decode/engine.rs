@@ -121,6 +121,10 @@ struct Engine<'a, S: Scorer> {
     memo: Memo,
     bounds: HashMap<u32, std::rc::Rc<Kinds>>,
     forced: &'a HashMap<u32, Move>,
+    /// The first search's gate (the wider search opens recovery steps below it).
+    base_gate: f32,
+    /// Index of the last move item.
+    last_move: Option<usize>,
 }
 
 /// A memo of scores: the positions in a beam share most of their legal moves, so the
@@ -592,6 +596,8 @@ fn run<'a, S: Scorer>(
         memo: Memo::default(),
         bounds: HashMap::new(),
         forced,
+        base_gate: costs.gate,
+        last_move: items.iter().rposition(|it| matches!(it, Item::Move { .. })),
     };
     let record = resume.is_none() && wide.is_none() && forced.is_empty() && trace.is_none();
     let mut marks = Vec::new();
@@ -873,8 +879,17 @@ impl<S: Scorer> Engine<'_, S> {
                     let read = self.expand_pending(&s, from, i, reading, draw);
                     let near_best = self.may_recover(i, si, &s);
                     // As for a state with nothing pending: the token is taken as bad too
-                    // only when no hidden moves make it read well.
-                    if s.pending.len() < c.max_pending && !junk && near_best && read > c.gate {
+                    // only when no hidden moves make it read well. At the last move token
+                    // the wider search keeps that gate too: a ply still pending at the end
+                    // gets its guess for free, so a legible last token taken as bad would
+                    // cost less than reading it after the hidden moves it needs (`7. Fb3
+                    // Ke3 8. c3` came back with c3 `illegal`).
+                    let gate = if self.last_move == Some(i) {
+                        c.gate.max(self.base_gate)
+                    } else {
+                        c.gate
+                    };
+                    if s.pending.len() < c.max_pending && !junk && near_best && read > gate {
                         self.push_bad(&s, from, i, reading, draw);
                     }
                     self.push_skip(i, from, s.cost + skip_cost);

@@ -1563,6 +1563,44 @@ mod tests {
     }
 
     #[test]
+    fn an_illegal_move_before_the_last_one_leaves_the_last_one_read() {
+        // 7...Ke3 (a rook to e3) is illegal for Black; the last token, 8. c3, spells a
+        // legal move exactly and must read as it, not be left pending as a second
+        // `illegal` ply (that used to cost less: a pending ply at the end got its guess
+        // for free).
+        let g = one(
+            "1. e4 e5 2. Af3 Ac6 3. Fb5 a6 4. Fa4 Af6 5. 0-0 Fe7 6. Ke1 b5 7. Fb3 Ke3 8. c3",
+            &DecodeConfig::default(),
+        );
+        assert_eq!(g.plies.len(), 15);
+        assert_eq!(g.plies[13].status, Status::Illegal);
+        assert_eq!(g.plies[13].read.as_deref(), Some("Ke3"));
+        let last = &g.plies[14];
+        assert_eq!(last.status, Status::Ok);
+        assert_eq!(last.san.as_ref().unwrap().to_string(), "c3");
+    }
+
+    #[test]
+    fn captures_that_name_the_captured_piece_read_as_played() {
+        // `PxP`, `NxN`, `QxQ`, `BxB+`, as real scoresheets have them.
+        // 12. PxP fits exd6 e.p. and cxd5; only after exd6 can Black play a PxP.
+        let text = "1. e4 e5 2. Nf3 Nc6 3. d4 PxP 4. NxP NxN 5. QxN Qf6 6. QxQ NxQ \
+                    7. e5 Nd5 8. c4 Bb4+ 9. Bd2 BxB+ 10. NxB Nb6 11. a3 d5 12. PxP PxP 13. Bd3";
+        let g = one(text, &DecodeConfig::default());
+        let sans: Vec<String> = g
+            .plies
+            .iter()
+            .map(|p| p.san.as_ref().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            sans.join(" "),
+            "e4 e5 Nf3 Nc6 d4 exd4 Nxd4 Nxd4 Qxd4 Qf6 Qxf6 Nxf6 e5 Nd5 c4 Bb4+ Bd2 Bxd2+ \
+             Nxd2 Nb6 a3 d5 exd6 cxd6 Bd3"
+        );
+        assert!(g.plies.iter().all(|p| p.status == Status::Ok), "{g:?}");
+    }
+
+    #[test]
     fn bad_input_is_an_error_not_a_panic() {
         let cfg = DecodeConfig::default();
         assert_eq!(repair_text("", &cfg).unwrap_err(), RepairError::Empty);

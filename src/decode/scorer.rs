@@ -402,7 +402,7 @@ impl Patterns {
 }
 
 /// The spelling patterns of a move in a language.
-fn patterns(shape: &Shape, lang: &Lang, suffix_known: bool, out: &mut Patterns) {
+fn patterns(shape: &Shape, lang: &Lang, suffix_known: bool, names_taken: bool, out: &mut Patterns) {
     let (tf, tr) = square_chars(shape.to);
     let (ff, fr) = square_chars(shape.from);
     if let Some(side) = shape.castle {
@@ -456,6 +456,104 @@ fn patterns(shape: &Shape, lang: &Lang, suffix_known: bool, out: &mut Patterns) 
     }
     push_suffix(&mut p, shape.suffix, suffix_known);
     out.push(p);
+    if names_taken {
+        if let Some(q) = named_capture_pattern(shape, lang, suffix_known) {
+            out.push(q);
+        }
+    }
+}
+
+/// Extra cost of naming the captured piece instead of its square (`QxQ` for Qxd8): the
+/// spelling says less, so it stays a little behind a full one, yet a lone move that fits
+/// it still reads as written (`ok`).
+const NAMED_CAPTURE: f32 = 0.5;
+
+/// The pieces a capture can take.
+const TAKEN: [Role; 5] = [
+    Role::Pawn,
+    Role::Knight,
+    Role::Bishop,
+    Role::Rook,
+    Role::Queen,
+];
+
+/// The letters that name a pawn in a named capture (`PxP`, `VxP`): the language's pawn
+/// letter, or `P` where the language has none and `P` is no piece of it (Turkish *piyon*;
+/// not Dutch, where `P` is the knight), and the figurine.
+fn pawn_letters(lang: &Lang) -> Vec<char> {
+    let mut cs = vec!['♙'];
+    match lang.pawn {
+        Some(pl) => cs.push(pl),
+        None if lang.role_of('P').is_none() => cs.push('P'),
+        None => {}
+    }
+    cs
+}
+
+/// The letters of a captured piece in a named capture (`QxN`, `PxP`).
+fn taken_slot(lang: &Lang, taken: Role) -> Slot {
+    match taken {
+        Role::Pawn => Slot::req(&pawn_letters(lang)),
+        _ => piece_slot(lang, taken),
+    }
+}
+
+/// A named capture with the given mover and captured-piece slots (then `+`/`#`).
+fn named_capture(mover: Slot, taken: Slot, suffix: Option<Suffix>, known: bool) -> Pattern {
+    let mut p = Pattern::new(NAMED_CAPTURE);
+    p.push(mover);
+    p.push(Slot::req(&['x']));
+    p.push(taken);
+    push_suffix(&mut p, suffix, known);
+    p
+}
+
+/// The spelling of a capture by the captured piece's letter, as many players still write
+/// it (`QxQ`, `RxR+`, `BxN`, `PxP`, `exN`: about 0.7 % of the cells of the HCS
+/// scoresheets): the mover's letter (for a pawn, its file or the pawn letter), `x`, the
+/// taken piece's letter. Promotions are left out.
+fn named_capture_pattern(shape: &Shape, lang: &Lang, suffix_known: bool) -> Option<Pattern> {
+    if shape.promotion.is_some() {
+        return None;
+    }
+    let taken = match shape.mv {
+        shakmaty::Move::Normal {
+            capture: Some(r), ..
+        } => r,
+        shakmaty::Move::EnPassant { .. } => Role::Pawn,
+        _ => return None,
+    };
+    let mover = if shape.role == Role::Pawn {
+        let mut cs = pawn_letters(lang);
+        cs.push(shape.from.file().char());
+        Slot::req(&cs)
+    } else {
+        piece_slot(lang, shape.role)
+    };
+    Some(named_capture(
+        mover,
+        taken_slot(lang, taken),
+        shape.suffix,
+        suffix_known,
+    ))
+}
+
+/// Whether a reading may be a named capture ([`named_capture_pattern`]): it has an `x`
+/// after its first character and no rank digit, and its last character before any
+/// `+`/`#` is a capital letter or a figurine. Other readings (`O-O`, `Rxe`) are not scored
+/// against that spelling: it would cost them at least a substitution more than a spelling
+/// with the square, and it would only add far-fetched readings to ordinary tokens.
+fn may_name_taken(read: &[char]) -> bool {
+    let body = read
+        .iter()
+        .rposition(|c| !matches!(c, '+' | '#'))
+        .map_or(&read[..0], |k| &read[..=k]);
+    body.len() >= 2
+        && body[1..].iter().any(|&c| c == 'x' || c == 'X')
+        && !body.iter().any(|c| matches!(c, '1'..='8'))
+        && body
+            .last()
+            .is_some_and(|&c| c.is_uppercase() || ('♔'..='♟').contains(&c))
 }
 
 const FILES: [char; 8] = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
@@ -604,6 +702,29 @@ pub fn bounds_table(read: &[char], lang: &Lang) -> Vec<f32> {
             }
         }
     }
+    // A named capture (`RxR`) says nothing of the target square: its cost bounds every
+    // square of the mover's role.
+    if may_name_taken(read) {
+        for role in Role::ALL {
+            let movers = if role == Role::Pawn {
+                vec![Slot::req(&pawn_letters(lang)), Slot::req(&FILES)]
+            } else {
+                vec![piece_slot(lang, role)]
+            };
+            let best = movers
+                .iter()
+                .flat_map(|&m| {
+                    TAKEN.iter().map(move |&t| {
+                        distance(read, &named_capture(m, taken_slot(lang, t), None, false))
+                    })
+                })
+                .fold(f32::INFINITY, f32::min);
+            let k0 = (role as usize - 1) * 64;
+            for b in &mut out[k0..k0 + 64] {
+                *b = b.min(best);
+            }
+        }
+    }
     out[CASTLE_KIND] = 0.0;
     out
 }
@@ -661,6 +782,7 @@ impl TextScorer {
             shape,
             self.lang,
             shape.suffix.is_some() || needs_suffix_text(text),
+            may_name_taken(read),
             &mut pats,
         );
         // An unknown suffix is scored as optional; `patterns` is told whether it is known.
@@ -675,11 +797,24 @@ fn needs_suffix_text(text: &str) -> bool {
     text.contains(['+', '#'])
 }
 
-/// Whether a text looks like a move in any notation: a square, or castling.
+/// Whether a text looks like a move in any notation: a square, castling, or a capture
+/// that names the captured piece (`QxQ`, `exN`).
 pub fn text_looks_like_move(text: &str) -> bool {
     let cs: Vec<char> = text.chars().collect();
     if cs.is_empty() || cs.len() > 9 {
         return false;
+    }
+    let piece = |c: char| c.is_uppercase() || ('♔'..='♟').contains(&c);
+    let named_capture = match cs.as_slice() {
+        [a, 'x' | 'X', b, rest @ ..] => {
+            (piece(*a) || matches!(a, 'a'..='h'))
+                && piece(*b)
+                && rest.iter().all(|c| matches!(c, '+' | '#'))
+        }
+        _ => false,
+    };
+    if named_capture {
+        return true;
     }
     let castle = cs
         .iter()
@@ -832,6 +967,62 @@ mod tests {
         assert!(text_looks_like_move("OOO"));
         assert!(!text_looks_like_move("hello"));
         assert!(!text_looks_like_move("~~"));
+        assert!(text_looks_like_move("QxQ"));
+        assert!(text_looks_like_move("exN"));
+        assert!(text_looks_like_move("RxR+"));
+        assert!(!text_looks_like_move("xx"));
+        assert!(!text_looks_like_move("QxQ!x"));
+    }
+
+    /// `QxQ`, `RxR+`, `PxP`, `exN`: a capture written with the captured piece's letter
+    /// reads as the capture of that piece; where two captures fit, neither is preferred.
+    #[test]
+    fn named_captures_read_as_the_capture_of_that_piece() {
+        use shakmaty::fen::Fen;
+        use shakmaty::CastlingMode;
+        let at = |fen: &str| -> Chess {
+            fen.parse::<Fen>()
+                .unwrap()
+                .into_position(CastlingMode::Standard)
+                .unwrap()
+        };
+        // The black queen on d5 can be taken by the queen, the knight and the e-pawn.
+        let pos = at("3rk3/8/5n2/3q4/4P3/2N5/8/R2QK2R w - - 0 1");
+        let (san, c, runner) = best("QxQ", english(), &pos);
+        assert_eq!(san, "Qxd5");
+        assert!(c < 1.0, "QxQ costs {c}");
+        assert!(runner >= c + 2.0, "runner-up {runner}");
+        let (san, c, _) = best("NxQ", english(), &pos);
+        assert_eq!((san.as_str(), c < 1.0), ("Nxd5", true));
+        let (san, c, _) = best("exQ", english(), &pos);
+        assert_eq!((san.as_str(), c < 1.0), ("exd5", true));
+        // Turkish letters: V for the queen, A for the knight.
+        let (san, c, _) = best("AxV", turkish(), &pos);
+        assert_eq!((san.as_str(), c < 1.0), ("Nxd5", true));
+        // Two rooks can take the rook on d5: both read alike, and nothing else comes close.
+        let pos = at("6k1/8/8/R2r4/8/8/8/3RK3 w - - 0 1");
+        let sc = TextScorer::new(english());
+        let r = TextReading::plain("RxR");
+        let mut v: Vec<(String, f32)> = shapes_with_suffix(&pos)
+            .iter()
+            .map(|s| (s.san_plus().to_string(), sc.cost(&r, s)))
+            .collect();
+        v.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        assert_eq!((v[0].0.as_str(), v[1].0.as_str()), ("Raxd5", "Rdxd5"));
+        assert!(
+            v[0].1 < 1.0 && v[1].1 == v[0].1 && v[2].1 > v[0].1 + 2.0,
+            "{v:?}"
+        );
+        // PxP: a pawn takes a pawn (here en passant counts too).
+        let pos = at("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1");
+        let (san, c, _) = best("PxP", english(), &pos);
+        assert_eq!((san.as_str(), c < 1.0), ("exd6", true));
+        // Turkish has no pawn letter; a pawn taken is written `P` (piyon).
+        let (san, c, _) = best("exP", turkish(), &pos);
+        assert_eq!((san.as_str(), c < 1.0), ("exd6", true));
+        // A square read is never worse for it: Qxd5 spelled out still costs nothing.
+        let pos = at("3rk3/8/5n2/3q4/4P3/2N5/8/R2QK2R w - - 0 1");
+        assert_eq!(best("Qxd5", english(), &pos).1, 0.0);
     }
 }
 
@@ -851,6 +1042,7 @@ mod bound_tests {
             "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
             "r3k2r/pPpp1ppp/8/3Pp3/8/8/PPP2PPP/R3K2R w KQkq e6 0 1",
             "7k/8/8/3Q1Q2/8/3Q1Q2/8/K7 w - - 0 1",
+            "r1bqk2r/ppp2ppp/2n2n2/3pp3/1bPP4/2N1PN2/PP3PPP/R1BQKB1R w KQkq - 0 1",
         ] {
             let pos: Chess = fen
                 .parse::<Fen>()
@@ -859,7 +1051,8 @@ mod bound_tests {
                 .unwrap();
             for text in [
                 "Af3", "e4", "Vd", "exd6 ", "b8V", "Vxd5+", "Vcl5", "0-0-0", "x", "Ş", "Fe312",
-                "d", "Kad1", "~Axe5", "Vd5d7", "bxa8=V#",
+                "d", "Kad1", "~Axe5", "Vd5d7", "bxa8=V#", "VxV", "KxK+", "exA", "FxP", "VxO",
+                "Şx♙", "AxF#", "Ax♙", "cx♙", "FxA+", "PxP", "dxP",
             ] {
                 let r = TextReading::plain(text);
                 let t = sc.bounds(&r).unwrap();
