@@ -216,6 +216,15 @@ fn shape_key(s: &Shape) -> u64 {
         Some(shakmaty::san::Suffix::Check) => 1,
         Some(shakmaty::san::Suffix::Checkmate) => 2,
     };
+    // The captured piece too: a capture written by the piece it takes (`NxN`) costs
+    // differently for the same move shape in positions where another piece stands there.
+    let taken = match s.mv {
+        Move::Normal {
+            capture: Some(r), ..
+        } => r as u64,
+        Move::EnPassant { .. } => shakmaty::Role::Pawn as u64,
+        _ => 0,
+    };
     u64::from(s.from as u8)
         | u64::from(s.to as u8) << 8
         | role << 16
@@ -225,6 +234,7 @@ fn shape_key(s: &Shape) -> u64 {
         | u64::from(s.need_file) << 29
         | u64::from(s.need_rank) << 30
         | suffix << 32
+        | taken << 36
 }
 
 /// Scored legal moves of a position for one reading, best first. `memo` caches scores
@@ -1655,6 +1665,35 @@ mod tests {
         let mut none = Cutoff::new(0);
         none.add(1.0);
         assert_eq!(none.bound(), f32::NEG_INFINITY);
+    }
+
+    /// The memo of reading costs is keyed by item and move shape; a named capture (`NxN`)
+    /// costs differently for the same move taking another piece, so the taken piece is
+    /// part of the key (without it, `NxN` read in one position reused the cost of the
+    /// same knight move taking a pawn in another, and a game of named captures came back
+    /// with two `illegal` plies).
+    #[test]
+    fn shape_keys_tell_apart_what_a_move_takes() {
+        use shakmaty::fen::Fen;
+        use shakmaty::CastlingMode;
+        let key_of = |fen: &str| -> u64 {
+            let pos: Chess = fen
+                .parse::<Fen>()
+                .unwrap()
+                .into_position(CastlingMode::Standard)
+                .unwrap();
+            let s = crate::rules::shapes(&pos)
+                .into_iter()
+                .find(|s| s.from == shakmaty::Square::C6 && s.to == shakmaty::Square::D4)
+                .unwrap();
+            shape_key(&s)
+        };
+        let takes_knight = key_of("4k3/8/2n5/8/3N4/8/8/4K3 b - - 0 1");
+        let takes_pawn = key_of("4k3/8/2n5/8/3P4/8/8/4K3 b - - 0 1");
+        let quiet = key_of("4k3/8/2n5/8/8/8/8/4K3 b - - 0 1");
+        assert_ne!(takes_knight, takes_pawn);
+        assert_ne!(takes_knight, quiet);
+        assert_ne!(takes_pawn, quiet);
     }
 
     #[test]
