@@ -218,13 +218,7 @@ fn shape_key(s: &Shape) -> u64 {
     };
     // The captured piece too: a capture written by the piece it takes (`NxN`) costs
     // differently for the same move shape in positions where another piece stands there.
-    let taken = match s.mv {
-        Move::Normal {
-            capture: Some(r), ..
-        } => r as u64,
-        Move::EnPassant { .. } => shakmaty::Role::Pawn as u64,
-        _ => 0,
-    };
+    let taken = s.mv.capture().map_or(0, |r| r as u64);
     u64::from(s.from as u8)
         | u64::from(s.to as u8) << 8
         | role << 16

@@ -477,25 +477,34 @@ const TAKEN: [Role; 5] = [
     Role::Queen,
 ];
 
-/// The letters that name a pawn in a named capture (`PxP`, `VxP`): the language's pawn
-/// letter, or `P` where the language has none and `P` is no piece of it (Turkish *piyon*;
-/// not Dutch, where `P` is the knight), and the figurine.
-fn pawn_letters(lang: &Lang) -> Vec<char> {
-    let mut cs = vec!['♙'];
-    match lang.pawn {
-        Some(pl) => cs.push(pl),
-        None if lang.role_of('P').is_none() => cs.push('P'),
-        None => {}
+/// The letters that name a pawn in a named capture (`PxP`, `VxP`, `exN`): the figurine,
+/// the language's pawn letter, or `P` where the language has none and `P` is no piece of
+/// it (Turkish *piyon*; not Dutch, where `P` is the knight), and `file` when given (the
+/// file a capturing pawn comes from).
+fn pawn_slot(lang: &Lang, file: Option<char>) -> Slot {
+    let letter = lang
+        .pawn
+        .or_else(|| lang.role_of('P').is_none().then_some('P'));
+    let mut cs = ['♙'; 3];
+    let mut n = 1;
+    for c in [letter, file].into_iter().flatten() {
+        cs[n] = c;
+        n += 1;
     }
-    cs
+    Slot::req(&cs[..n])
 }
 
 /// The letters of a captured piece in a named capture (`QxN`, `PxP`).
 fn taken_slot(lang: &Lang, taken: Role) -> Slot {
     match taken {
-        Role::Pawn => Slot::req(&pawn_letters(lang)),
+        Role::Pawn => pawn_slot(lang, None),
         _ => piece_slot(lang, taken),
     }
+}
+
+/// A capital letter or a figurine: what may name a piece in a named capture.
+fn names_piece(c: char) -> bool {
+    c.is_uppercase() || ('♔'..='♟').contains(&c)
 }
 
 /// A named capture with the given mover and captured-piece slots (then `+`/`#`).
@@ -516,17 +525,9 @@ fn named_capture_pattern(shape: &Shape, lang: &Lang, suffix_known: bool) -> Opti
     if shape.promotion.is_some() {
         return None;
     }
-    let taken = match shape.mv {
-        shakmaty::Move::Normal {
-            capture: Some(r), ..
-        } => r,
-        shakmaty::Move::EnPassant { .. } => Role::Pawn,
-        _ => return None,
-    };
+    let taken = shape.mv.capture()?;
     let mover = if shape.role == Role::Pawn {
-        let mut cs = pawn_letters(lang);
-        cs.push(shape.from.file().char());
-        Slot::req(&cs)
+        pawn_slot(lang, Some(shape.from.file().char()))
     } else {
         piece_slot(lang, shape.role)
     };
@@ -551,9 +552,7 @@ fn may_name_taken(read: &[char]) -> bool {
     body.len() >= 2
         && body[1..].iter().any(|&c| c == 'x' || c == 'X')
         && !body.iter().any(|c| matches!(c, '1'..='8'))
-        && body
-            .last()
-            .is_some_and(|&c| c.is_uppercase() || ('♔'..='♟').contains(&c))
+        && body.last().is_some_and(|&c| names_piece(c))
 }
 
 const FILES: [char; 8] = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
@@ -707,9 +706,10 @@ pub fn bounds_table(read: &[char], lang: &Lang) -> Vec<f32> {
     if may_name_taken(read) {
         for role in Role::ALL {
             let movers = if role == Role::Pawn {
-                vec![Slot::req(&pawn_letters(lang)), Slot::req(&FILES)]
+                [pawn_slot(lang, None), Slot::req(&FILES)]
             } else {
-                vec![piece_slot(lang, role)]
+                let p = piece_slot(lang, role);
+                [p, p]
             };
             let best = movers
                 .iter()
@@ -804,11 +804,10 @@ pub fn text_looks_like_move(text: &str) -> bool {
     if cs.is_empty() || cs.len() > 9 {
         return false;
     }
-    let piece = |c: char| c.is_uppercase() || ('♔'..='♟').contains(&c);
     let named_capture = match cs.as_slice() {
         [a, 'x' | 'X', b, rest @ ..] => {
-            (piece(*a) || matches!(a, 'a'..='h'))
-                && piece(*b)
+            (names_piece(*a) || matches!(a, 'a'..='h'))
+                && names_piece(*b)
                 && rest.iter().all(|c| matches!(c, '+' | '#'))
         }
         _ => false,
