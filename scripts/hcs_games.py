@@ -51,6 +51,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hamle", default=os.path.join(REPO, "target", "release", "hamle"))
     ap.add_argument("--tags", default=TAGS)
+    ap.add_argument("--out", help="also keep each game's text and JSON in this folder")
     a = ap.parse_args()
     if not os.path.exists(a.tags):
         print(f"no HCS labels at {a.tags}", file=sys.stderr)
@@ -70,6 +71,12 @@ def main():
             if not out.strip():
                 continue
             game = json.loads(out.splitlines()[0])
+            if a.out:
+                os.makedirs(a.out, exist_ok=True)
+                with open(os.path.join(a.out, f"g{g}.txt"), "w", encoding="utf-8") as fh:
+                    fh.write(text + "\n")
+                with open(os.path.join(a.out, f"g{g}.json"), "w", encoding="utf-8") as fh:
+                    fh.write(out)
             n += 1
             left_out += len(game["ignored"])
             for m in game["moves"]:

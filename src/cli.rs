@@ -179,6 +179,12 @@ pub struct RepairArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub beam: Option<u32>,
 
+    /// The moves were written by hand by the players (a scoresheet typed out or read by
+    /// OCR): confidences allow for players' slips of the pen (`Re3` written for Re1), so a
+    /// corrected move is given less. The moves read are the same.
+    #[arg(long)]
+    pub hand: bool,
+
     /// Largest input read, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BYTES, hide_default_value = true)]
     pub max_bytes: u64,
@@ -461,6 +467,16 @@ pub struct RepairEvalArgs {
     #[arg(long, value_name = "RATE", value_parser = parse_rate)]
     pub drop: Option<f32>,
 
+    /// Probability that a ply is written as a slip of the pen: a wrong move, as players
+    /// write them (`Re3` for Re1, `Bxg6` for Nxg6, `d7` for Qd7), before the character
+    /// noise. The truth stays the move played (default 0).
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    pub slips: Option<f32>,
+
+    /// Decode with the calibration for moves written by hand (`hamle repair --hand`).
+    #[arg(long)]
+    pub hand: bool,
+
     /// Evaluate N games, evenly spaced over the corpus (default: all).
     #[arg(long, value_name = "N")]
     pub games: Option<usize>,
@@ -554,6 +570,9 @@ impl RepairConfig {
         if let Some(beam) = args.beam.and_then(|b| usize::try_from(b).ok()) {
             decode.beam = beam;
         }
+        if args.hand {
+            decode.costs.calibration = hamle::decode::Calibration::handwritten();
+        }
         RepairConfig {
             inputs,
             decode,
@@ -616,12 +635,16 @@ fn eval_repair(args: &RepairEvalArgs) -> anyhow::Result<ExitCode> {
         games: args.games,
         auto_lang: args.auto_lang,
         fit_calibration: args.fit_calibration,
+        hand: args.hand,
         beam: args.beam.map(|b| b as usize),
         costs: args.costs.clone(),
         ..Default::default()
     };
     if let Some(drop) = args.drop {
         opts.drop = drop;
+    }
+    if let Some(slips) = args.slips {
+        opts.slips = slips;
     }
     let report = hamle::eval::run(&opts)?;
     print_report(&report, args.json)

@@ -8,7 +8,9 @@
 //!
 //! - [`noise`]: an OCR-like corruption model for written move text (look-alike glyphs,
 //!   random substitutions, lost and extra characters, merged and split words, lost `x`/`+`,
-//!   case flips, dropped plies), with its own seeded PRNG so that every run is reproducible.
+//!   case flips, dropped plies), with its own seeded PRNG so that every run is reproducible;
+//!   and players' slips of the pen (a wrong move written: `Re3` for Re1), which no reader
+//!   of the ink can undo.
 //! - [`repair`]: `hamle eval repair` — real games rendered in Turkish notation, corrupted,
 //!   repaired by [`crate::decode::repair_text`] and compared ply by ply with the truth:
 //!   accuracy, status counts, calibration of the confidences, timing.

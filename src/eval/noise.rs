@@ -38,6 +38,12 @@
 //!
 //! Everything is deterministic given the [`SplitMix64`] seed.
 //!
+//! Apart from the ink, [`render_with_slips`] writes some plies as a player slipping would
+//! ([`SlipKind`]: a rank or file off by one, another piece's letter, the piece letter left
+//! off, another square, the other castling), for measuring what the repair engine makes
+//! of real scoresheets, where such slips are common: in the HCS labels
+//! (`../shared/data/hcs-labels`) only 10 of 202 scoresheets replay as legal chess.
+//!
 //! ```
 //! use hamle::eval::noise::{corrupt, MoveText, NoiseConfig, SplitMix64};
 //! use hamle::notation::turkish;
@@ -59,8 +65,8 @@
 //! ```
 
 use serde::Serialize;
-use shakmaty::san::SanPlus;
-use shakmaty::{Chess, Color, Move, Position};
+use shakmaty::san::{San, SanPlus};
+use shakmaty::{Chess, Color, File, Move, Position, Rank, Role, Square};
 
 use crate::notation::format::san_string;
 use crate::notation::Lang;
@@ -588,6 +594,187 @@ pub fn corrupt(text: &MoveText, cfg: &NoiseConfig, rng: &mut SplitMix64) -> Nois
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Slips of the pen
+// ---------------------------------------------------------------------------------------
+
+/// A slip of the pen: what a player wrote instead of the move played.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SlipKind {
+    /// The target's rank off by one (`Re3` for Re1).
+    Rank,
+    /// The target's file off by one (`Nd4` for Nc4).
+    File,
+    /// Another piece's letter (`Bxg6` for Nxg6).
+    Piece,
+    /// The piece letter left off (`d7` for Qd7).
+    NoPiece,
+    /// Another target square altogether.
+    Square,
+    /// The other castling.
+    Castle,
+}
+
+/// One slipped ply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Slip {
+    /// 0-based index of the ply.
+    pub index: usize,
+    pub kind: SlipKind,
+    /// Whether what was written is itself a legal move in that position (then no reader
+    /// can tell it from the move played, until a later move no longer fits).
+    pub legal: bool,
+}
+
+const SLIP_KINDS: [SlipKind; 6] = [
+    SlipKind::Rank,
+    SlipKind::File,
+    SlipKind::Piece,
+    SlipKind::NoPiece,
+    SlipKind::Square,
+    SlipKind::Castle,
+];
+const SLIP_WEIGHTS: [u32; 6] = [30, 20, 15, 10, 10, 5];
+
+fn offset_square(sq: Square, df: i32, dr: i32) -> Option<Square> {
+    let f = sq.file() as i32 + df;
+    let r = sq.rank() as i32 + dr;
+    ((0..8).contains(&f) && (0..8).contains(&r))
+        .then(|| Square::from_coords(File::new(f as u32), Rank::new(r as u32)))
+}
+
+/// What a player slipping on `san` might write instead, or `None` where the drawn kinds
+/// do not apply (a few tries).
+fn slip_san(san: &San, rng: &mut SplitMix64) -> Option<(San, SlipKind)> {
+    for _ in 0..20 {
+        let kind = SLIP_KINDS[rng.weighted(&SLIP_WEIGHTS)?];
+        let out = match (san, kind) {
+            (San::Castle(side), SlipKind::Castle) => San::Castle(side.other()),
+            (San::Castle(_), _) | (_, SlipKind::Castle) => continue,
+            (
+                &San::Normal {
+                    role,
+                    file,
+                    rank,
+                    capture,
+                    to,
+                    promotion,
+                },
+                kind,
+            ) => {
+                let normal = |role, file, rank, capture, to| San::Normal {
+                    role,
+                    file,
+                    rank,
+                    capture,
+                    to,
+                    promotion,
+                };
+                let step = if rng.chance(0.5) { 1 } else { -1 };
+                match kind {
+                    SlipKind::Rank => match offset_square(to, 0, step) {
+                        Some(t) => normal(role, file, rank, capture, t),
+                        None => continue,
+                    },
+                    SlipKind::File => match offset_square(to, step, 0) {
+                        Some(t) => normal(role, file, rank, capture, t),
+                        None => continue,
+                    },
+                    SlipKind::Piece => {
+                        let others: Vec<Role> =
+                            [Role::Queen, Role::Rook, Role::Bishop, Role::Knight]
+                                .into_iter()
+                                .filter(|&r| r != role)
+                                .collect();
+                        if matches!(role, Role::Pawn | Role::King) {
+                            continue;
+                        }
+                        match rng.pick(&others) {
+                            Some(&r) => normal(r, file, rank, capture, to),
+                            None => continue,
+                        }
+                    }
+                    SlipKind::NoPiece => {
+                        if role == Role::Pawn || capture {
+                            continue;
+                        }
+                        normal(Role::Pawn, None, None, false, to)
+                    }
+                    SlipKind::Square => {
+                        let t = Square::new(rng.below(64) as u32);
+                        if t == to {
+                            continue;
+                        }
+                        normal(role, file, rank, capture, t)
+                    }
+                    SlipKind::Castle => continue,
+                }
+            }
+            _ => continue,
+        };
+        if &out != san {
+            return Some((out, kind));
+        }
+    }
+    None
+}
+
+/// Writes `moves` as [`MoveText::render`] does, except that each ply is, with
+/// probability `rate`, replaced by a slip of the pen ([`SlipKind`]): a rank or file off
+/// by one, another piece's letter, the piece letter left off, another square, the
+/// other castling. The slipped text is what a player would have written for the slip in
+/// `lang` (its check mark is the played move's). Returns the text and the slips.
+///
+/// # Errors
+///
+/// [`IllegalMoveError`] when a move is not legal in its position.
+pub fn render_with_slips(
+    start: &Chess,
+    moves: &[Move],
+    lang: &Lang,
+    result: GameResult,
+    rate: f64,
+    rng: &mut SplitMix64,
+) -> Result<(MoveText, Vec<Slip>), IllegalMoveError> {
+    let mut text = MoveText::render(start, moves, lang, result)?;
+    let mut slips = Vec::new();
+    if rate <= 0.0 {
+        return Ok((text, slips));
+    }
+    let mut pos = start.clone();
+    let mut at = 0;
+    for (i, &m) in moves.iter().enumerate() {
+        let draw = rng.next_f64();
+        let played = SanPlus::from_move(pos.clone(), m);
+        if draw < rate {
+            if let Some((san, kind)) = slip_san(&played.san, rng) {
+                let legal = san.to_move(&pos).is_ok();
+                let written = SanPlus {
+                    san,
+                    suffix: played.suffix,
+                };
+                while at < text.units.len() {
+                    if let Unit::Ply { index, text: t } = &mut text.units[at] {
+                        if *index == i {
+                            *t = san_string(&written, lang, false);
+                            break;
+                        }
+                    }
+                    at += 1;
+                }
+                slips.push(Slip {
+                    index: i,
+                    kind,
+                    legal,
+                });
+            }
+        }
+        pos.play_unchecked(m);
+    }
+    Ok((text, slips))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -625,6 +812,83 @@ mod tests {
         assert_eq!(r.next_u64(), 6457827717110365317);
         assert_eq!(r.next_u64(), 3203168211198807973);
         assert_eq!(r.next_u64(), 9817491932198370423);
+    }
+
+    #[test]
+    fn slips_write_another_move_and_say_whether_it_is_legal() {
+        let mut rng = SplitMix64::new(3);
+        for g in 0..20 {
+            let ms = random_game(&mut rng, 80);
+            let lang = if g % 2 == 0 { turkish() } else { english() };
+            let clean =
+                MoveText::render(&Chess::default(), &ms, lang, GameResult::Unknown).unwrap();
+            let none = render_with_slips(
+                &Chess::default(),
+                &ms,
+                lang,
+                GameResult::Unknown,
+                0.0,
+                &mut rng,
+            )
+            .unwrap();
+            assert_eq!(none, (clean.clone(), Vec::new()));
+            let mut r1 = SplitMix64::new(g);
+            let (text, slips) = render_with_slips(
+                &Chess::default(),
+                &ms,
+                lang,
+                GameResult::Unknown,
+                1.0,
+                &mut r1,
+            )
+            .unwrap();
+            let mut r2 = SplitMix64::new(g);
+            let again = render_with_slips(
+                &Chess::default(),
+                &ms,
+                lang,
+                GameResult::Unknown,
+                1.0,
+                &mut r2,
+            )
+            .unwrap();
+            assert_eq!((text.clone(), slips.clone()), again);
+            // Nearly every ply slips at rate 1 (a king's or castling move may find none).
+            assert!(
+                slips.len() * 10 >= ms.len() * 8,
+                "{} of {}",
+                slips.len(),
+                ms.len()
+            );
+            let mut pos = Chess::default();
+            let plies: Vec<(&Unit, &Unit)> = clean
+                .units
+                .iter()
+                .zip(&text.units)
+                .filter(|(u, _)| matches!(u, Unit::Ply { .. }))
+                .collect();
+            assert_eq!(text.units.len(), clean.units.len());
+            for (i, (a, b)) in plies.iter().enumerate() {
+                let slip = slips.iter().find(|x| x.index == i);
+                assert_eq!(
+                    slip.is_some(),
+                    a.text() != b.text(),
+                    "ply {i}: {} {}",
+                    a.text(),
+                    b.text()
+                );
+                if let (Some(x), 1) = (slip, g % 2) {
+                    // Read back as English SAN, the slip is legal exactly when said.
+                    let san = b.text().trim_end_matches(['+', '#']);
+                    let legal = San::from_ascii(san.as_bytes())
+                        .ok()
+                        .and_then(|san| san.to_move(&pos).ok())
+                        .is_some();
+                    assert_eq!(legal, x.legal, "ply {i}: {} for {}", b.text(), a.text());
+                }
+                pos.play_unchecked(ms[i]);
+            }
+        }
     }
 
     #[test]

@@ -38,7 +38,8 @@ use shakmaty::san::San;
 use shakmaty::{Chess, Move, Position};
 
 use super::noise::{
-    corrupt, derive_seed, str_seed, EventCounts, MoveText, NoiseConfig, SplitMix64,
+    corrupt, derive_seed, render_with_slips, str_seed, EventCounts, MoveText, NoiseConfig, Slip,
+    SplitMix64,
 };
 use crate::decode::{repair_text, Calibration as DecodeCalibration, DecodeConfig};
 use crate::notation::lexer::{lex, LexedGame, TokenKind};
@@ -54,6 +55,10 @@ pub struct RepairEvalOptions {
     pub noise: Vec<f32>,
     /// Probability that a ply's text is dropped whole.
     pub drop: f32,
+    /// Probability that a ply is written as a slip of the pen (a wrong move: see
+    /// [`super::noise::SlipKind`]) before the character noise; the truth stays the move
+    /// played. The same plies slip at every noise level.
+    pub slips: f32,
     pub seed: u64,
     /// Evaluate this many games, evenly spaced over the corpus (all when `None`).
     pub games: Option<usize>,
@@ -62,6 +67,8 @@ pub struct RepairEvalOptions {
     /// Decode with raw (uncalibrated) confidences and fit the per-status calibration on
     /// them; the report then carries the fitted pairs.
     pub fit_calibration: bool,
+    /// Decode with [`DecodeCalibration::handwritten`] (ignored with `fit_calibration`).
+    pub hand: bool,
     /// Beam width of the decoder (its default when `None`).
     pub beam: Option<usize>,
     /// Decoder costs to override (`Costs::set` names), for tuning.
@@ -74,14 +81,39 @@ impl Default for RepairEvalOptions {
             paths: Vec::new(),
             noise: vec![0.05, 0.10],
             drop: 0.005,
+            slips: 0.0,
             seed: 1,
             games: None,
             auto_lang: false,
             fit_calibration: false,
+            hand: false,
             beam: None,
             costs: Vec::new(),
         }
     }
+}
+
+/// What became of the plies written as slips of the pen.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SlipReport {
+    /// Slipped plies (those the decoder returned no ply for count as wrong).
+    pub plies: usize,
+    /// Of them, slips that spell another legal move where they stand.
+    pub legal: usize,
+    /// Read as the move played, over all slips and over the legal ones.
+    pub right: usize,
+    pub legal_right: usize,
+    /// Wrong and given a confidence of 0.9 or more (a wrong move stated with confidence),
+    /// over all slips and over the legal ones.
+    pub wrong_confident: usize,
+    pub legal_wrong_confident: usize,
+    /// Wrong and not flagged (status `ok`).
+    pub wrong_ok: usize,
+    /// The status each slipped ply got.
+    pub status: Vec<StatusRow>,
+    /// Plies that did not slip but lie within 3 plies of one, and how many were right.
+    pub near: usize,
+    pub near_right: usize,
 }
 
 /// One input file as read.
@@ -200,6 +232,8 @@ pub struct LevelReport {
     /// Language of the first decoded game, by code.
     pub detected_lang: BTreeMap<String, usize>,
     pub dropped: DroppedReport,
+    /// Slips of the pen (all zero unless `--slips`).
+    pub slips: SlipReport,
     /// Status of the decoded plies at true ply indices.
     pub status: Vec<StatusRow>,
     pub calibration: Calibration,
@@ -215,6 +249,8 @@ pub struct RepairEvalReport {
     pub calibration: Option<FittedCalibration>,
     pub seed: u64,
     pub drop: f32,
+    /// Probability of a slip of the pen per ply.
+    pub slips: f32,
     pub threads: usize,
     pub sources: Vec<SourceSummary>,
     /// Games and plies evaluated (after `games` sampling).
@@ -309,6 +345,8 @@ pub fn run(opts: &RepairEvalOptions) -> anyhow::Result<RepairEvalReport> {
     let mut base = DecodeConfig::default();
     if opts.fit_calibration {
         base.costs.calibration = DecodeCalibration::identity();
+    } else if opts.hand {
+        base.costs.calibration = DecodeCalibration::handwritten();
     }
     if let Some(b) = opts.beam {
         base.beam = b.max(1);
@@ -352,6 +390,7 @@ pub fn run(opts: &RepairEvalOptions) -> anyhow::Result<RepairEvalReport> {
         calibration,
         seed: opts.seed,
         drop: opts.drop,
+        slips: opts.slips,
         threads,
         sources,
         games: truths.len(),
@@ -546,6 +585,7 @@ struct Outcome {
     corrupted: usize,
     events: EventCounts,
     dropped: Vec<usize>,
+    slips: Vec<Slip>,
     decoded: Decoded,
     /// Milliseconds in `repair_text` (`None` when it panicked).
     ms: Option<f64>,
@@ -581,7 +621,7 @@ fn run_jobs(
                     else {
                         continue;
                     };
-                    let o = evaluate(truth, cfg, opts.noise[job.level], opts.seed, job.auto, base);
+                    let o = evaluate(truth, cfg, opts, job.level, job.auto, base);
                     if matches!(o.decoded, Decoded::Panicked) {
                         let p = panics.fetch_add(1, Ordering::Relaxed) + 1;
                         if p >= PANICS_BEFORE_GIVING_UP && successes.load(Ordering::Relaxed) == 0 {
@@ -622,16 +662,35 @@ fn run_jobs(
 fn evaluate(
     truth: &Truth,
     cfg: &NoiseConfig,
-    level: f32,
-    seed: u64,
+    opts: &RepairEvalOptions,
+    level_index: usize,
     auto: bool,
     base: &DecodeConfig,
 ) -> Outcome {
-    let text = MoveText::render(&Chess::default(), &truth.moves, turkish(), truth.result)
-        .unwrap_or_else(|_| MoveText {
+    let (level, seed) = (opts.noise[level_index], opts.seed);
+    // The slips are drawn from their own stream, which does not depend on the noise
+    // level: the same plies slip at every level.
+    let mut slip_rng = SplitMix64::new(derive_seed(&[
+        seed,
+        str_seed("slips"),
+        str_seed(&truth.source),
+        truth.index as u64,
+    ]));
+    let (text, slips) = render_with_slips(
+        &Chess::default(),
+        &truth.moves,
+        turkish(),
+        truth.result,
+        f64::from(opts.slips),
+        &mut slip_rng,
+    )
+    .unwrap_or_else(|_| {
+        let empty = MoveText {
             units: Vec::new(),
             result: String::new(),
-        });
+        };
+        (empty, Vec::new())
+    });
     let mut rng = SplitMix64::new(derive_seed(&[
         seed,
         u64::from(level.to_bits()),
@@ -664,6 +723,7 @@ fn evaluate(
         corrupted: noisy.corrupted,
         events: noisy.events,
         dropped: noisy.dropped,
+        slips,
         decoded,
         ms,
     }
@@ -822,6 +882,8 @@ fn level_report(noise: f32, auto: bool, outs: &[&Outcome]) -> LevelReport {
     let (mut dropped_n, mut dropped_right, mut dropped_missing, mut dropped_missing_right) =
         (0, 0, 0, 0);
     let mut bins = [(0usize, 0usize, 0f64); 6];
+    let mut slip = SlipReport::default();
+    let mut slip_status = [(0usize, 0usize); 5];
     let (mut wrong, mut wrong_flagged) = (0, 0);
     let (mut chars, mut corrupted) = (0, 0);
     let mut events = EventCounts::default();
@@ -834,6 +896,8 @@ fn level_report(noise: f32, auto: bool, outs: &[&Outcome]) -> LevelReport {
         corrupted += o.corrupted;
         events.add(&o.events);
         dropped_n += o.dropped.len();
+        slip.plies += o.slips.len();
+        slip.legal += o.slips.iter().filter(|x| x.legal).count();
         if let Some(ms) = o.ms {
             ms_game.push(ms);
             ms_100.push(ms * 100.0 / o.truth_plies.max(1) as f64);
@@ -887,6 +951,27 @@ fn level_report(noise: f32, auto: bool, outs: &[&Outcome]) -> LevelReport {
                     let b = &mut bins[bin_of(c)];
                     b.0 += 1;
                     b.2 += f64::from(c);
+                }
+                for x in &o.slips {
+                    let Some(p) = ps.get(x.index) else { continue };
+                    let si = status_index(p.status);
+                    slip_status[si].0 += 1;
+                    slip_status[si].1 += usize::from(p.right);
+                    slip.right += usize::from(p.right);
+                    slip.legal_right += usize::from(p.right && x.legal);
+                    if !p.right && p.confidence >= 0.9 {
+                        slip.wrong_confident += 1;
+                        slip.legal_wrong_confident += usize::from(x.legal);
+                    }
+                    slip.wrong_ok += usize::from(!p.right && p.status == Status::Ok);
+                }
+                let slipped = |i: usize| o.slips.iter().any(|x| x.index == i);
+                for (i, p) in ps.iter().enumerate() {
+                    let near = o.slips.iter().any(|x| x.index.abs_diff(i) <= 3);
+                    if near && !slipped(i) {
+                        slip.near += 1;
+                        slip.near_right += usize::from(p.right);
+                    }
                 }
                 for &d in &o.dropped {
                     if let Some(p) = ps.get(d) {
@@ -973,6 +1058,10 @@ fn level_report(noise: f32, auto: bool, outs: &[&Outcome]) -> LevelReport {
             missing_and_right: dropped_missing_right,
             status: status_rows(&dropped_status),
         },
+        slips: SlipReport {
+            status: status_rows(&slip_status),
+            ..slip
+        },
         status: status_rows(&status),
         calibration: Calibration {
             bins: cal_bins,
@@ -1049,6 +1138,9 @@ impl fmt::Display for RepairEvalReport {
             "repair eval: {} games, {} plies; Turkish move text; seed {}; ply drop {}; {} thread(s)",
             self.games, self.plies, self.seed, self.drop, self.threads
         )?;
+        if self.slips > 0.0 {
+            writeln!(f, "slips of the pen: {} per ply", self.slips)?;
+        }
         for s in &grouped_sources(&self.sources) {
             write!(
                 f,
@@ -1146,6 +1238,28 @@ impl fmt::Display for RepairEvalReport {
                 write!(f, " {} {}", r.status.as_str(), r.count)?;
             }
             writeln!(f)?;
+            let x = &l.slips;
+            if x.plies > 0 {
+                write!(
+                    f,
+                    "  slips of the pen {} ({} spell another legal move): read as played {} \
+                     ({} of the legal ones); wrong at confidence >= 0.9 {} ({}); wrong and ok {}; \
+                     plies within 3 of a slip right {}/{}; status:",
+                    x.plies,
+                    x.legal,
+                    x.right,
+                    x.legal_right,
+                    x.wrong_confident,
+                    x.legal_wrong_confident,
+                    x.wrong_ok,
+                    x.near_right,
+                    x.near
+                )?;
+                for r in x.status.iter().filter(|r| r.count > 0) {
+                    write!(f, " {} {}", r.status.as_str(), r.count)?;
+                }
+                writeln!(f)?;
+            }
             writeln!(
                 f,
                 "  plies not decoded {}; extra plies {}; failed calls {}; panicked {}; split into several games {}",
@@ -1288,6 +1402,11 @@ mod tests {
             corrupted: 5,
             events: EventCounts::default(),
             dropped: vec![2],
+            slips: vec![Slip {
+                index: 1,
+                kind: super::super::noise::SlipKind::Rank,
+                legal: true,
+            }],
             decoded: Decoded::Games {
                 plies: vec![
                     ply(Status::Ok, true, 0.995),
@@ -1307,6 +1426,7 @@ mod tests {
             corrupted: 5,
             events: EventCounts::default(),
             dropped: vec![],
+            slips: Vec::new(),
             decoded: Decoded::Games {
                 plies: vec![ply(Status::Ok, true, 1.0), ply(Status::Ok, true, 0.999)],
                 extra: vec![],
@@ -1321,6 +1441,7 @@ mod tests {
             corrupted: 0,
             events: EventCounts::default(),
             dropped: vec![],
+            slips: Vec::new(),
             decoded: Decoded::Failed,
             ms: Some(1.0),
         };
@@ -1336,6 +1457,13 @@ mod tests {
         assert_eq!(r.dropped.plies, 1);
         assert_eq!(r.dropped.reported_missing, 1);
         assert_eq!(r.dropped.missing_and_right, 1);
+        let x = &r.slips;
+        assert_eq!((x.plies, x.legal, x.right, x.legal_right), (1, 1, 0, 0));
+        assert_eq!(
+            (x.wrong_confident, x.legal_wrong_confident, x.wrong_ok),
+            (1, 1, 1)
+        );
+        assert_eq!((x.near, x.near_right), (3, 3));
         assert_eq!(r.calibration.ok_plies, 4);
         assert_eq!(r.calibration.ok_right, 3);
         assert_eq!(r.calibration.wrong_plies, 4); // 1 decoded wrong + 3 of the failed call
@@ -1356,6 +1484,7 @@ mod tests {
             calibration: None,
             seed: 1,
             drop: 0.005,
+            slips: 0.0,
             threads: 1,
             sources: Vec::new(),
             games: 3,
