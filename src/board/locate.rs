@@ -14,11 +14,13 @@
 //! whose squares alternate light and dark like a chessboard's ([`MIN_CHECKER`]; a ruled form
 //! or a table does not) wins. A lattice one square off (a rank of page in, the board's own
 //! last rank out) is moved back where the squares alternate better (`settle`), and the box
-//! is refined at full resolution. A board seen at a moderate slant gets its four corners
-//! from lattices fitted separately near each edge ([`slant`]) and is warped square before
-//! its squares are cut ([`rectified`]); a strong slant or a turned board is not followed
-//! (a known gap), and a board cut tight at the image's edge may come back a few pixels
-//! inside (no edge to see there).
+//! is refined at full resolution. Where the whole image shows no board, a light page is
+//! searched again in overlapping windows ([`locate_in_windows`]): a diagram of a tenth to
+//! a fifth of a typeset page's side is too small for the whole-image search. A board seen
+//! at a moderate slant gets its four corners from lattices fitted separately near each
+//! edge ([`slant`]) and is warped square before its squares are cut ([`rectified`]); a
+//! strong slant or a turned board is not followed (a known gap), and a board cut tight at
+//! the image's edge may come back a few pixels inside (no edge to see there).
 //!
 //! ```no_run
 //! let img = image::open("diagram.png").unwrap().to_luma8();
@@ -421,9 +423,9 @@ fn checker(img: &GrayImage, fx: Fit, fy: Fit) -> f32 {
 
 /// The image scaled down so that its longer side is at most [`WORK_SIDE`], and the scale
 /// (≤ 1); the image itself where it is small enough.
-fn work_copy(img: &GrayImage) -> (std::borrow::Cow<'_, GrayImage>, f32) {
+fn work_copy(img: &GrayImage, side: u32) -> (std::borrow::Cow<'_, GrayImage>, f32) {
     let (w, h) = img.dimensions();
-    let k = (WORK_SIDE as f32 / w.max(h).max(1) as f32).min(1.0);
+    let k = (side as f32 / w.max(h).max(1) as f32).min(1.0);
     match shrunk(img, k) {
         Some(small) => (std::borrow::Cow::Owned(small), k),
         None => (std::borrow::Cow::Borrowed(img), k),
@@ -543,7 +545,111 @@ pub fn locate_stretched(img: &GrayImage) -> Result<BoardBox, LocateError> {
     locate_with(img, true)
 }
 
+/// Longer image side (pixels) from which a page is also searched in windows
+/// ([`locate_in_windows`]) when the whole image shows no board. A page rendered or
+/// scanned at 85 dpi or more is this large; the nine searches cost about 30 ms on one
+/// core, which a smaller image (a screenshot whose board is not found, as one dev image)
+/// would pay for a diagram too small to read anyway.
+pub const WINDOWS_FROM: u32 = 1000;
+/// Smallest [`BoardBox::score`] of a board found in a window: nine searches of a text
+/// page find more lattices by chance than one, so a window's board must be clearer than
+/// [`MIN_SCORE`] asks of the whole image's.
+pub const WINDOW_MIN_SCORE: f32 = 0.5;
+/// Smallest [`BoardBox::checker`] of a board found in a window (see [`WINDOW_MIN_SCORE`]).
+pub const WINDOW_MIN_CHECKER: f32 = 0.7;
+/// Longest side a window of [`locate_in_windows`] is searched at (then refined at full
+/// resolution, as the whole image is).
+pub const WINDOW_SIDE: u32 = 384;
+
 fn locate_with(img: &GrayImage, stretched: bool) -> Result<BoardBox, LocateError> {
+    match locate_whole(img, stretched, WORK_SIDE) {
+        Err(e @ LocateError::NoBoard { .. }) => locate_in_windows(img, stretched).ok_or(e),
+        other => other,
+    }
+}
+
+/// Share of the page that must be light (grey ≥ [`LIGHT_GREY`], on a copy of at most
+/// 128 pixels a side) before [`locate_in_windows`] searches it: paper, not a photo of a
+/// set on a table.
+pub const LIGHT_PAGE: f32 = 0.5;
+/// What counts as light for [`LIGHT_PAGE`].
+pub const LIGHT_GREY: u8 = 200;
+
+/// A board too small for the whole-image search ([`MIN_FRAC`] of the image's side, and
+/// squares of a few pixels once the page is scaled to [`WORK_SIDE`]): a diagram on a
+/// typeset page. The image is searched in 3 × 3 windows of half its width and height,
+/// a quarter apart, so that any board up to a quarter of the image's sides lies whole in
+/// one of them, each scaled to at most [`WINDOW_SIDE`]; boards down to a tenth of the
+/// image's sides are large enough for the windows' own search. Of the windows' boards, the
+/// best-scoring one, or a larger one scoring at least [`LARGEST_WITHIN`] of it (as
+/// [`choose`] does). `None` where no window holds one, the image is under
+/// [`WINDOWS_FROM`] pixels on its longer side, or it is not mostly light
+/// ([`LIGHT_PAGE`]: a photo of a set, whose reader comes next, is not searched so).
+pub fn locate_in_windows(img: &GrayImage, stretched: bool) -> Option<BoardBox> {
+    let (w, h) = img.dimensions();
+    if w.max(h) < WINDOWS_FROM {
+        return None;
+    }
+    let k = 128.0 / w.max(h) as f32;
+    let thumb = crate::vision::resize(
+        img,
+        ((w as f32 * k).round() as u32).max(1),
+        ((h as f32 * k).round() as u32).max(1),
+    );
+    let light = thumb.pixels().filter(|p| p.0[0] >= LIGHT_GREY).count();
+    if (light as f32) < LIGHT_PAGE * (thumb.width() * thumb.height()) as f32 {
+        return None;
+    }
+    let (ww, wh) = (w / 2, h / 2);
+    let mut found: Vec<BoardBox> = Vec::new();
+    for j in 0..3 {
+        for i in 0..3 {
+            let (x, y) = (i * w / 4, j * h / 4);
+            let (cw, ch) = (ww.min(w - x), wh.min(h - y));
+            let crop = image::imageops::crop_imm(img, x, y, cw, ch).to_image();
+            let Ok(b) = locate_whole(&crop, stretched, WINDOW_SIDE) else {
+                continue;
+            };
+            // A board the window's edge cuts (where that edge is not the image's) may be
+            // a part of the board with a rank of page: another window holds it whole.
+            let m = (b.x1 - b.x0) / 32.0;
+            let cut = (x > 0 && b.x0 < m)
+                || (y > 0 && b.y0 < m)
+                || (x + cw < w && b.x1 > cw as f32 - m)
+                || (y + ch < h && b.y1 > ch as f32 - m);
+            if b.score >= WINDOW_MIN_SCORE && b.checker >= WINDOW_MIN_CHECKER && !cut {
+                let (ox, oy) = (x as f32, y as f32);
+                found.push(BoardBox {
+                    x0: b.x0 + ox,
+                    y0: b.y0 + oy,
+                    x1: b.x1 + ox,
+                    y1: b.y1 + oy,
+                    ..b
+                });
+            }
+        }
+    }
+    let best = found
+        .iter()
+        .map(|b| b.score)
+        .fold(f32::NEG_INFINITY, f32::max);
+    found
+        .into_iter()
+        .filter(|b| b.score >= LARGEST_WITHIN * best)
+        .max_by(|a, b| {
+            let area = |b: &BoardBox| (b.x1 - b.x0) * (b.y1 - b.y0);
+            // Larger first, the better score among boards of about the same size (one
+            // board seen whole in several windows).
+            let (aa, ab) = (area(a), area(b));
+            if (aa - ab).abs() <= 0.1 * aa.max(ab) {
+                a.score.total_cmp(&b.score)
+            } else {
+                aa.total_cmp(&ab)
+            }
+        })
+}
+
+fn locate_whole(img: &GrayImage, stretched: bool, side: u32) -> Result<BoardBox, LocateError> {
     let (w, h) = img.dimensions();
     if w < MIN_IMAGE_SIDE || h < MIN_IMAGE_SIDE {
         return Err(LocateError::TooSmall {
@@ -551,7 +657,7 @@ fn locate_with(img: &GrayImage, stretched: bool) -> Result<BoardBox, LocateError
             height: h,
         });
     }
-    let (work, k) = work_copy(img);
+    let (work, k) = work_copy(img, side);
     let work = &*work;
     let g = Gradients::new(work, 2);
     // Near-square boxes first; a stretched one ([`locate_stretched`]) only where none is
@@ -837,7 +943,7 @@ impl Turned {
 /// sharp peak; `None` where the peak is under twice the histogram's mean (no direction
 /// stands out).
 pub fn edge_direction(img: &GrayImage) -> Option<f32> {
-    let (work, _) = work_copy(img);
+    let (work, _) = work_copy(img, WORK_SIDE);
     let work = &*work;
     let blurred = imageproc::filter::gaussian_blur_f32(work, 1.0);
     let gx = imageproc::gradients::horizontal_sobel(&blurred);
@@ -991,6 +1097,24 @@ mod tests {
         let img = page(1300, 1700, 311, 702, 70);
         let b = locate(&img).unwrap();
         assert_box(&b, 311, 702, 560, 2.0);
+    }
+
+    /// A diagram of a seventh of a typeset page's width (squares of 20 px on 1100 × 1500):
+    /// the whole-image search cannot see it, the windows find it.
+    #[test]
+    fn finds_a_small_diagram_on_a_page_in_windows() {
+        let img = page(1100, 1500, 640, 520, 20);
+        assert!(matches!(
+            locate_whole(&img, false, WORK_SIDE),
+            Err(LocateError::NoBoard { .. })
+        ));
+        let b = locate(&img).unwrap();
+        assert_box(&b, 640, 520, 160, 2.0);
+        // A page of text alone still has none, and a dark photo is not searched in windows.
+        let text = page(1100, 1500, 0, 0, 0);
+        assert!(matches!(locate(&text), Err(LocateError::NoBoard { .. })));
+        let dark = image::imageops::colorops::brighten(&img, -120);
+        assert!(locate_in_windows(&dark, false).is_none());
     }
 
     /// A board cut tight at the image's edge has no edge to see there: its box may come back
