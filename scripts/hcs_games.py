@@ -4,9 +4,10 @@
 ../shared/data/hcs-labels/training_tags.txt holds, per scoresheet cell, what 200 real
 players wrote (`PxP`, `cd`, `Bxf`, wrong moves). There is no ground truth of the games
 played, so this prints what hamle makes of them: plies per status, tokens left out, and
-how the captures written by the piece they take (`QxQ`, `exN`) came back.
+how the captures written by the piece they take (`QxQ`, `exN`) came back, and the
+confidences given to `ok`, `corrected` and `illegal` plies.
 
-    python3 scripts/hcs_games.py --hamle target/release/hamle
+    python3 scripts/hcs_games.py --hamle target/release/hamle [--hand]
 
 Games are the pages of one game number joined in move order (157 games); an empty cell
 is written `?`. Nothing is copied into the repository.
@@ -52,6 +53,8 @@ def main():
     ap.add_argument("--hamle", default=os.path.join(REPO, "target", "release", "hamle"))
     ap.add_argument("--tags", default=TAGS)
     ap.add_argument("--out", help="also keep each game's text and JSON in this folder")
+    ap.add_argument("--hand", action="store_true",
+                    help="run `hamle repair --hand` (the calibration for players' slips)")
     a = ap.parse_args()
     if not os.path.exists(a.tags):
         print(f"no HCS labels at {a.tags}", file=sys.stderr)
@@ -59,13 +62,14 @@ def main():
     status = collections.Counter()
     named = collections.Counter()
     left_out = n = 0
+    conf = collections.defaultdict(list)
     with tempfile.TemporaryDirectory() as tmp:
         for g, text in games(a.tags):
             path = os.path.join(tmp, f"g{g}.txt")
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(text + "\n")
             out = subprocess.run(
-                [a.hamle, "repair", path, "--lang", "en", "--format", "json"],
+                [a.hamle, "repair", path, "--lang", "en", "--format", "json"] + (["--hand"] if a.hand else []),
                 capture_output=True, text=True,
             ).stdout
             if not out.strip():
@@ -81,11 +85,17 @@ def main():
             left_out += len(game["ignored"])
             for m in game["moves"]:
                 status[m["status"]] += 1
+                conf[m["status"]].append(m["confidence"])
                 if m.get("read") and NAMED.match(m["read"]):
                     named[m["status"]] += 1
             named["left out"] += sum(1 for t in game["ignored"] if NAMED.match(t))
     print(f"{n} games, {sum(status.values())} plies: {dict(sorted(status.items()))}")
     print(f"tokens left out: {left_out}")
+    for st in ("ok", "corrected", "illegal"):
+        cs = conf.get(st, [])
+        if cs:
+            high = sum(1 for c in cs if c >= 0.9)
+            print(f"{st}: mean confidence {sum(cs) / len(cs):.3f}, {high} of {len(cs)} at >= 0.9")
     print(f"named captures (QxQ, exN): {dict(sorted(named.items()))}")
     return 0
 
