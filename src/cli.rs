@@ -320,8 +320,9 @@ pub enum OrientationArg {
 /// `--kind`: what the board images show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum KindArg {
-    /// A diagram first; a photo of a physical set when no diagram is found or the diagram
-    /// reader is unsure of many squares (pieces standing up into the squares behind).
+    /// A diagram first; a photo of a physical set when no diagram is found (unless the
+    /// image is a light page: then no board) or the diagram reader is unsure of many
+    /// squares (pieces standing up into the squares behind).
     Auto,
     /// Printed or on-screen diagrams, and photos of them.
     Diagram,

@@ -568,12 +568,30 @@ fn locate_with(img: &GrayImage, stretched: bool) -> Result<BoardBox, LocateError
     }
 }
 
-/// Share of the page that must be light (grey ≥ [`LIGHT_GREY`], on a copy of at most
-/// 128 pixels a side) before [`locate_in_windows`] searches it: paper, not a photo of a
-/// set on a table.
-pub const LIGHT_PAGE: f32 = 0.5;
+/// Share of the image that must be light (grey ≥ [`LIGHT_GREY`]) for [`light_page`]:
+/// [`locate_in_windows`] searches only such pages, and `--kind auto` does not read them
+/// as photos of sets.
+pub const LIGHT_PAGE: f32 = 0.6;
 /// What counts as light for [`LIGHT_PAGE`].
 pub const LIGHT_GREY: u8 = 200;
+
+/// Whether at least [`LIGHT_PAGE`] of the image is light ([`LIGHT_GREY`], on a copy of at
+/// most 128 pixels a side): paper or a screen's page, not a photo of a set on a table (the
+/// 30 real photos of `boards/photos-3d-unlabelled` are at most 40 % light).
+pub fn light_page(img: &GrayImage) -> bool {
+    let (w, h) = img.dimensions();
+    if w == 0 || h == 0 {
+        return false;
+    }
+    let k = (128.0 / w.max(h) as f32).min(1.0);
+    let thumb = crate::vision::resize(
+        img,
+        ((w as f32 * k).round() as u32).max(1),
+        ((h as f32 * k).round() as u32).max(1),
+    );
+    let light = thumb.pixels().filter(|p| p.0[0] >= LIGHT_GREY).count();
+    light as f32 >= LIGHT_PAGE * (thumb.width() * thumb.height()) as f32
+}
 
 /// A board too small for the whole-image search ([`MIN_FRAC`] of the image's side, and
 /// squares of a few pixels once the page is scaled to [`WORK_SIDE`]): a diagram on a
@@ -583,21 +601,13 @@ pub const LIGHT_GREY: u8 = 200;
 /// image's sides are large enough for the windows' own search. Of the windows' boards, the
 /// best-scoring one, or a larger one scoring at least [`LARGEST_WITHIN`] of it (as
 /// [`choose`] does). `None` where no window holds one, the image is under
-/// [`WINDOWS_FROM`] pixels on its longer side, or it is not mostly light
-/// ([`LIGHT_PAGE`]: a photo of a set, whose reader comes next, is not searched so).
+/// [`WINDOWS_FROM`] pixels on its longer side, or it is not a [`light_page`].
 pub fn locate_in_windows(img: &GrayImage, stretched: bool) -> Option<BoardBox> {
     let (w, h) = img.dimensions();
     if w.max(h) < WINDOWS_FROM {
         return None;
     }
-    let k = 128.0 / w.max(h) as f32;
-    let thumb = crate::vision::resize(
-        img,
-        ((w as f32 * k).round() as u32).max(1),
-        ((h as f32 * k).round() as u32).max(1),
-    );
-    let light = thumb.pixels().filter(|p| p.0[0] >= LIGHT_GREY).count();
-    if (light as f32) < LIGHT_PAGE * (thumb.width() * thumb.height()) as f32 {
+    if !light_page(img) {
         return None;
     }
     let (ww, wh) = (w / 2, h / 2);

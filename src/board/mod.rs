@@ -98,7 +98,8 @@ impl Default for BoardConfig {
 #[serde(rename_all = "lowercase")]
 pub enum BoardKind {
     /// A diagram first (book, screen, a photo of either); a photo of a physical set when no
-    /// diagram is found.
+    /// diagram is found, unless the image is a light page ([`locate::light_page`]: no
+    /// board then).
     #[default]
     Auto,
     /// A flat diagram: printed, on a screen, or a photo of one.
@@ -251,30 +252,52 @@ pub fn read_decoded(
     match cfg.kind {
         BoardKind::Physical => physical::read_image(img, cfg),
         BoardKind::Diagram => read_diagram(img, cfg),
-        BoardKind::Auto => match read_scaled_gray(vision::to_gray_scaled(&img), cfg) {
-            Err(BoardError::Locate(LocateError::NoBoard { .. })) => {
-                physical::read_image_with(img, cfg, physical::Look::Once)
+        BoardKind::Auto => {
+            let (gray, scale) = vision::to_gray_scaled(&img);
+            read_auto(img, &gray, scale, cfg)
+        }
+    }
+}
+
+/// `--kind auto` on an image decoded (`img`) and made grey (`gray`, scaled by `scale`).
+fn read_auto(
+    img: image::DynamicImage,
+    gray: &GrayImage,
+    scale: f32,
+    cfg: &BoardConfig,
+) -> Result<BoardReading, BoardError> {
+    let diagram = read_gray(gray, cfg).map(|mut r| {
+        r.unscale(scale);
+        r
+    });
+    match diagram {
+        // A light page (a book's, a screenshot of a document) with no diagram found
+        // holds no board: the set reader would read its text as pieces.
+        Err(e @ BoardError::Locate(LocateError::NoBoard { .. })) if locate::light_page(gray) => {
+            Err(e)
+        }
+        Err(BoardError::Locate(LocateError::NoBoard { .. })) => {
+            physical::read_image_with(img, cfg, physical::Look::Once)
+        }
+        // A diagram read with little confidence may be a photo of a set. How sure its
+        // squares are on average tells the two apart ([`AUTO_SET_MEAN`],
+        // [`AUTO_FLAT_MEAN`]); in between, the set's reading wins when it is clearly
+        // surer ([`AUTO_SET_MARGIN`]).
+        Ok(d) => match auto_step(d.confidence, d.mean_confidence()) {
+            AutoStep::Diagram => Ok(d),
+            AutoStep::Set => {
+                Ok(physical::read_image_with(img, cfg, physical::Look::Mirrored).unwrap_or(d))
             }
-            // A diagram read with little confidence may be a photo of a set. How sure its
-            // squares are on average tells the two apart ([`AUTO_SET_MEAN`],
-            // [`AUTO_FLAT_MEAN`]); in between, the set's reading wins when it is clearly
-            // surer ([`AUTO_SET_MARGIN`]).
-            Ok(d) => match auto_step(d.confidence, d.mean_confidence()) {
-                AutoStep::Diagram => Ok(d),
-                AutoStep::Set => {
-                    Ok(physical::read_image_with(img, cfg, physical::Look::Mirrored).unwrap_or(d))
+            // The set's reading is read only as far as it can still come out surer.
+            AutoStep::SetIfSurer => {
+                let above = AUTO_SET_MARGIN * d.confidence;
+                match physical::read_image_if_surer(img, cfg, above) {
+                    Ok(Some(p)) if p.confidence > above => Ok(p),
+                    _ => Ok(d),
                 }
-                // The set's reading is read only as far as it can still come out surer.
-                AutoStep::SetIfSurer => {
-                    let above = AUTO_SET_MARGIN * d.confidence;
-                    match physical::read_image_if_surer(img, cfg, above) {
-                        Ok(Some(p)) if p.confidence > above => Ok(p),
-                        _ => Ok(d),
-                    }
-                }
-            },
-            r => r,
+            }
         },
+        r => r,
     }
 }
 
@@ -1682,6 +1705,40 @@ mod tests {
     use super::*;
 
     const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR";
+
+    /// `--kind auto` on a light page with no diagram answers `no board` instead of reading
+    /// the text as a photo of a set; a dark image with no diagram still goes to the set
+    /// reader (which answers for itself).
+    #[test]
+    fn auto_finds_no_board_on_a_light_page_of_text() {
+        let mut page = GrayImage::from_pixel(600, 800, image::Luma([250]));
+        for line in 0..50u32 {
+            for x in (40..560u32).filter(|x| (x * 7 + line * 3) % 11 < 6) {
+                for dy in 0..6 {
+                    page.put_pixel(x, 30 + line * 15 + dy, image::Luma([30]));
+                }
+            }
+        }
+        assert!(locate::light_page(&page));
+        let r = read_decoded(
+            image::DynamicImage::ImageLuma8(page.clone()),
+            &BoardConfig::default(),
+        );
+        assert!(
+            matches!(r, Err(BoardError::Locate(LocateError::NoBoard { .. }))),
+            "{r:?}"
+        );
+        let dark = image::imageops::colorops::brighten(&page, -150);
+        assert!(!locate::light_page(&dark));
+        let r = read_decoded(
+            image::DynamicImage::ImageLuma8(dark),
+            &BoardConfig::default(),
+        );
+        assert!(
+            !matches!(r, Err(BoardError::Locate(LocateError::NoBoard { .. }))),
+            "{r:?}"
+        );
+    }
 
     /// `--kind auto` after a diagram reading: a sure diagram stays one, however its other
     /// squares read; an unsure one is a flat board, a photo of a set or in between by how
