@@ -266,11 +266,7 @@ fn read_auto(
     scale: f32,
     cfg: &BoardConfig,
 ) -> Result<BoardReading, BoardError> {
-    let diagram = read_gray(gray, cfg).map(|mut r| {
-        r.unscale(scale);
-        r
-    });
-    match diagram {
+    match read_scaled_gray(gray, scale, cfg) {
         // A light page (a book's, a screenshot of a document) with no diagram found
         // holds no board: the set reader would read its text as pieces.
         Err(e @ BoardError::Locate(LocateError::NoBoard { .. })) if locate::light_page(gray) => {
@@ -365,15 +361,18 @@ pub fn read_diagram(
     img: image::DynamicImage,
     cfg: &BoardConfig,
 ) -> Result<BoardReading, BoardError> {
-    read_scaled_gray(vision::gray_of(img), cfg)
+    let (gray, scale) = vision::gray_of(img);
+    read_scaled_gray(&gray, scale, cfg)
 }
 
-/// [`read_gray`] on a scaled grey image, corners taken back to the unscaled pixels.
+/// [`read_gray`] on a grey image scaled by `scale`, corners taken back to the unscaled
+/// pixels.
 fn read_scaled_gray(
-    (gray, scale): (GrayImage, f32),
+    gray: &GrayImage,
+    scale: f32,
     cfg: &BoardConfig,
 ) -> Result<BoardReading, BoardError> {
-    let mut r = read_gray(&gray, cfg)?;
+    let mut r = read_gray(gray, cfg)?;
     r.unscale(scale);
     Ok(r)
 }

@@ -649,71 +649,68 @@ fn offset_square(sq: Square, df: i32, dr: i32) -> Option<Square> {
 fn slip_san(san: &San, rng: &mut SplitMix64) -> Option<(San, SlipKind)> {
     for _ in 0..20 {
         let kind = SLIP_KINDS[rng.weighted(&SLIP_WEIGHTS)?];
-        let out = match (san, kind) {
-            (San::Castle(side), SlipKind::Castle) => San::Castle(side.other()),
+        let mut out = *san;
+        match (&mut out, kind) {
+            (San::Castle(side), SlipKind::Castle) => *side = side.other(),
             (San::Castle(_), _) | (_, SlipKind::Castle) => continue,
             (
-                &San::Normal {
+                San::Normal {
                     role,
                     file,
                     rank,
                     capture,
                     to,
-                    promotion,
+                    ..
                 },
                 kind,
             ) => {
-                let normal = |role, file, rank, capture, to| San::Normal {
-                    role,
-                    file,
-                    rank,
-                    capture,
-                    to,
-                    promotion,
-                };
+                // Drawn for every kind, so that each kind sees the same stream.
                 let step = if rng.chance(0.5) { 1 } else { -1 };
                 match kind {
-                    SlipKind::Rank => match offset_square(to, 0, step) {
-                        Some(t) => normal(role, file, rank, capture, t),
-                        None => continue,
-                    },
-                    SlipKind::File => match offset_square(to, step, 0) {
-                        Some(t) => normal(role, file, rank, capture, t),
-                        None => continue,
-                    },
+                    SlipKind::Rank | SlipKind::File => {
+                        let (df, dr) = if kind == SlipKind::File {
+                            (step, 0)
+                        } else {
+                            (0, step)
+                        };
+                        let Some(t) = offset_square(*to, df, dr) else {
+                            continue;
+                        };
+                        *to = t;
+                    }
                     SlipKind::Piece => {
+                        if matches!(*role, Role::Pawn | Role::King) {
+                            continue;
+                        }
                         let others: Vec<Role> =
                             [Role::Queen, Role::Rook, Role::Bishop, Role::Knight]
                                 .into_iter()
-                                .filter(|&r| r != role)
+                                .filter(|r| r != role)
                                 .collect();
-                        if matches!(role, Role::Pawn | Role::King) {
+                        let Some(&r) = rng.pick(&others) else {
                             continue;
-                        }
-                        match rng.pick(&others) {
-                            Some(&r) => normal(r, file, rank, capture, to),
-                            None => continue,
-                        }
+                        };
+                        *role = r;
                     }
                     SlipKind::NoPiece => {
-                        if role == Role::Pawn || capture {
+                        if *role == Role::Pawn || *capture {
                             continue;
                         }
-                        normal(Role::Pawn, None, None, false, to)
+                        (*role, *file, *rank) = (Role::Pawn, None, None);
                     }
                     SlipKind::Square => {
                         let t = Square::new(rng.below(64) as u32);
-                        if t == to {
+                        if t == *to {
                             continue;
                         }
-                        normal(role, file, rank, capture, t)
+                        *to = t;
                     }
                     SlipKind::Castle => continue,
                 }
             }
             _ => continue,
-        };
-        if &out != san {
+        }
+        if out != *san {
             return Some((out, kind));
         }
     }
@@ -746,31 +743,32 @@ pub fn render_with_slips(
     let mut at = 0;
     for (i, &m) in moves.iter().enumerate() {
         let draw = rng.next_f64();
-        let played = SanPlus::from_move(pos.clone(), m);
-        if draw < rate {
-            if let Some((san, kind)) = slip_san(&played.san, rng) {
-                let legal = san.to_move(&pos).is_ok();
-                let written = SanPlus {
-                    san,
-                    suffix: played.suffix,
-                };
-                while at < text.units.len() {
-                    if let Unit::Ply { index, text: t } = &mut text.units[at] {
-                        if *index == i {
-                            *t = san_string(&written, lang, false);
-                            break;
-                        }
+        let slip = (draw < rate)
+            .then(|| slip_san(&San::from_move(&pos, m), rng))
+            .flatten()
+            .map(|(san, kind)| (san, kind, san.to_move(&pos).is_ok()));
+        // Plays the move; its check mark is what the slip is written with.
+        let played = SanPlus::from_move_and_play_unchecked(&mut pos, m);
+        if let Some((san, kind, legal)) = slip {
+            let written = SanPlus {
+                san,
+                suffix: played.suffix,
+            };
+            while at < text.units.len() {
+                if let Unit::Ply { index, text: t } = &mut text.units[at] {
+                    if *index == i {
+                        *t = san_string(&written, lang, false);
+                        break;
                     }
-                    at += 1;
                 }
-                slips.push(Slip {
-                    index: i,
-                    kind,
-                    legal,
-                });
+                at += 1;
             }
+            slips.push(Slip {
+                index: i,
+                kind,
+                legal,
+            });
         }
-        pos.play_unchecked(m);
     }
     Ok((text, slips))
 }
