@@ -125,6 +125,8 @@ struct Engine<'a, S: Scorer> {
     base_gate: f32,
     /// Index of the last move item.
     last_move: Option<usize>,
+    /// The hinted moves of the current item ([`Wide::hints`]; empty outside wide items).
+    hints: &'a [Move],
 }
 
 /// A memo of scores: the positions in a beam share most of their legal moves, so the
@@ -483,6 +485,21 @@ pub struct Wide<'a> {
     pub costs: &'a Costs,
     pub beam: usize,
     pub items: &'a [bool],
+    /// Moves the first search guessed for hidden plies (missing, illegal, unreadable).
+    /// At the wide items, hidden plies made only of such moves (same piece, from and to)
+    /// go on besides the `max_hidden_children` best (at most [`Costs::wide_hints`]): the first search often found the
+    /// right hidden moves at the wrong place, a few plies after the gap, where a later
+    /// move number or an unreadable token made it open one.
+    pub hints: &'a [Move],
+}
+
+/// Whether `m` is the hinted move `h` (the same piece from the same square to the same
+/// square; a capture or not may differ with the time it is played).
+fn same_move(m: &Move, h: &Move) -> bool {
+    m.role() == h.role()
+        && m.from() == h.from()
+        && m.to() == h.to()
+        && m.promotion() == h.promotion()
 }
 
 /// [`search_forced`], wider at the items `wide` marks.
@@ -602,6 +619,7 @@ fn run<'a, S: Scorer>(
         forced,
         base_gate: costs.gate,
         last_move: items.iter().rposition(|it| matches!(it, Item::Move { .. })),
+        hints: &[],
     };
     let record = resume.is_none() && wide.is_none() && forced.is_empty() && trace.is_none();
     let mut marks = Vec::new();
@@ -640,6 +658,7 @@ fn run<'a, S: Scorer>(
         let w = wide.filter(|w| w.items.get(i).copied().unwrap_or(false));
         e.costs = w.map_or(costs, |w| w.costs);
         e.beam = w.map_or(beam, |w| w.beam).max(1);
+        e.hints = w.map_or(&[], |w| w.hints);
         if record {
             waiting.push(e.children[i + 1].clone());
         }
@@ -1098,11 +1117,66 @@ impl<S: Scorer> Engine<'_, S> {
                 found.push((total, k, shape.mv, *cost, j));
             }
         }
+        // Hidden sequences made only of hinted moves are read even where the cut-off
+        // above stopped before them.
+        let hinted: Vec<usize> = if self.hints.is_empty() || c.wide_hints == 0 {
+            Vec::new()
+        } else {
+            (0..seqs.len())
+                .filter(|&k| {
+                    let ms = &seqs[k].2;
+                    !ms.is_empty()
+                        && ms
+                            .iter()
+                            .all(|m| self.hints.iter().any(|h| same_move(m, h)))
+                        && !found.iter().any(|f| f.1 == k)
+                })
+                .collect()
+        };
+        for &k in &hinted {
+            let (hc, p, ms) = &seqs[k];
+            let last = ms.last().or(s.last.as_ref());
+            let ranked = rank_kinds(
+                self.scorer,
+                reading,
+                p,
+                (&mut self.memo, i as u32),
+                &kinds,
+                false,
+                (last, c.prior_weight),
+            );
+            for (j, (shape, cost)) in ranked
+                .iter()
+                .filter(|(sh, _)| force.is_none_or(|f| f == sh.mv))
+                .take(2)
+                .enumerate()
+            {
+                found.push((hc + cost, k, shape.mv, *cost, j));
+            }
+        }
         found.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.4.cmp(&b.4)));
         let Some(best) = found.first().map(|f| f.0) else {
             return f32::INFINITY;
         };
         let read = found.iter().map(|f| f.3).fold(f32::INFINITY, f32::min);
+        // The hinted readings within `prune` of the best, whatever their rank.
+        let extra: Vec<(f32, usize, Move, f32, usize)> =
+            if self.hints.is_empty() || c.wide_hints == 0 {
+                Vec::new()
+            } else {
+                found
+                    .iter()
+                    .filter(|f| {
+                        f.0 <= best + c.prune
+                            && seqs[f.1]
+                                .2
+                                .iter()
+                                .all(|m| self.hints.iter().any(|h| same_move(m, h)))
+                    })
+                    .take(c.wide_hints)
+                    .copied()
+                    .collect()
+            };
         found.retain(|f| f.0 <= best + c.prune);
         found.truncate(c.max_lookahead);
         // Order by what the next move token says about each hypothesis. That adds at
@@ -1147,8 +1221,17 @@ impl<S: Scorer> Engine<'_, S> {
             keyed.push((cost + la, n));
         }
         keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
-        for &(_, n) in keyed.iter().take(c.max_hidden_children) {
-            let (cost, k, mv, mcost, _) = found[n];
+        let mut chosen: Vec<(f32, usize, Move, f32, usize)> = keyed
+            .iter()
+            .take(c.max_hidden_children)
+            .map(|&(_, n)| found[n])
+            .collect();
+        for f in extra {
+            if !chosen.iter().any(|g| g.1 == f.1 && g.2 == f.2) {
+                chosen.push(f);
+            }
+        }
+        for (cost, k, mv, mcost, _) in chosen {
             let hidden = &seqs[k].2;
             let mut plies: Vec<PlyInfo> = s
                 .pending
