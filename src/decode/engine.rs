@@ -1096,25 +1096,15 @@ impl<S: Scorer> Engine<'_, S> {
                 continue;
             }
             let last = ms.last().or(s.last.as_ref());
-            let ranked = rank_kinds(
-                self.scorer,
-                reading,
-                p,
-                (&mut self.memo, i as u32),
-                &kinds,
-                false,
-                (last, c.prior_weight),
-            );
-            for (j, (shape, cost)) in ranked
-                .iter()
-                .filter(|(sh, _)| force.is_none_or(|f| f == sh.mv))
-                .take(2)
+            for (j, (mv, cost)) in self
+                .two_readings(reading, p, last, i, &kinds, force)
+                .into_iter()
                 .enumerate()
             {
                 let total = hc + cost;
                 cut.add(total);
                 best = best.min(total);
-                found.push((total, k, shape.mv, *cost, j));
+                found.push((total, k, mv, cost, j));
             }
         }
         // Hidden sequences made only of hinted moves are read even where the cut-off
@@ -1136,22 +1126,12 @@ impl<S: Scorer> Engine<'_, S> {
         for &k in &hinted {
             let (hc, p, ms) = &seqs[k];
             let last = ms.last().or(s.last.as_ref());
-            let ranked = rank_kinds(
-                self.scorer,
-                reading,
-                p,
-                (&mut self.memo, i as u32),
-                &kinds,
-                false,
-                (last, c.prior_weight),
-            );
-            for (j, (shape, cost)) in ranked
-                .iter()
-                .filter(|(sh, _)| force.is_none_or(|f| f == sh.mv))
-                .take(2)
+            for (j, (mv, cost)) in self
+                .two_readings(reading, p, last, i, &kinds, force)
+                .into_iter()
                 .enumerate()
             {
-                found.push((hc + cost, k, shape.mv, *cost, j));
+                found.push((hc + cost, k, mv, cost, j));
             }
         }
         found.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.4.cmp(&b.4)));
@@ -1267,6 +1247,33 @@ impl<S: Scorer> Engine<'_, S> {
             );
         }
         read
+    }
+
+    /// The two cheapest readings of item `i` in `pos` after `last` (only `force`, when
+    /// given), as [`Self::expand_pending`] reads a token after hidden plies.
+    fn two_readings(
+        &mut self,
+        reading: &S::Reading,
+        pos: &Chess,
+        last: Option<&Move>,
+        i: usize,
+        kinds: &Kinds,
+        force: Option<Move>,
+    ) -> Vec<(Move, f32)> {
+        rank_kinds(
+            self.scorer,
+            reading,
+            pos,
+            (&mut self.memo, i as u32),
+            kinds,
+            false,
+            (last, self.costs.prior_weight),
+        )
+        .into_iter()
+        .filter(|(sh, _)| force.is_none_or(|f| f == sh.mv))
+        .take(2)
+        .map(|(sh, cost)| (sh.mv, cost))
+        .collect()
     }
 
     fn expand_merge(
