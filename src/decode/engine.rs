@@ -487,9 +487,9 @@ pub struct Wide<'a> {
     pub items: &'a [bool],
     /// Moves the first search guessed for hidden plies (missing, illegal, unreadable).
     /// At the wide items, hidden plies made only of such moves (same piece, from and to)
-    /// go on besides the `max_hidden_children` best (at most [`Costs::wide_hints`]): the first search often found the
-    /// right hidden moves at the wrong place, a few plies after the gap, where a later
-    /// move number or an unreadable token made it open one.
+    /// go on besides the `max_hidden_children` best (at most [`Costs::wide_hints`]): the
+    /// first search often found the right hidden moves at the wrong place, a few plies
+    /// after the gap, where a later move number or an unreadable token made it open one.
     pub hints: &'a [Move],
 }
 
