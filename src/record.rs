@@ -43,6 +43,12 @@ impl Status {
         }
     }
 
+    /// Whether the ply's move is the engine's guess rather than a reading of its text
+    /// (missing, illegal, unreadable).
+    pub fn is_guess(self) -> bool {
+        matches!(self, Status::Missing | Status::Illegal | Status::Unreadable)
+    }
+
     /// Whether a human should look at this ply.
     pub fn is_flagged(self) -> bool {
         !matches!(self, Status::Ok)

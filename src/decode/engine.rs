@@ -1109,19 +1109,13 @@ impl<S: Scorer> Engine<'_, S> {
         }
         // Hidden sequences made only of hinted moves are read even where the cut-off
         // above stopped before them.
-        let hinted: Vec<usize> = if self.hints.is_empty() || c.wide_hints == 0 {
-            Vec::new()
-        } else {
+        let hinting = !self.hints.is_empty() && c.wide_hints > 0;
+        let hinted: Vec<usize> = if hinting {
             (0..seqs.len())
-                .filter(|&k| {
-                    let ms = &seqs[k].2;
-                    !ms.is_empty()
-                        && ms
-                            .iter()
-                            .all(|m| self.hints.iter().any(|h| same_move(m, h)))
-                        && !found.iter().any(|f| f.1 == k)
-                })
+                .filter(|&k| self.all_hinted(&seqs[k].2) && !found.iter().any(|f| f.1 == k))
                 .collect()
+        } else {
+            Vec::new()
         };
         for &k in &hinted {
             let (hc, p, ms) = &seqs[k];
@@ -1140,23 +1134,16 @@ impl<S: Scorer> Engine<'_, S> {
         };
         let read = found.iter().map(|f| f.3).fold(f32::INFINITY, f32::min);
         // The hinted readings within `prune` of the best, whatever their rank.
-        let extra: Vec<(f32, usize, Move, f32, usize)> =
-            if self.hints.is_empty() || c.wide_hints == 0 {
-                Vec::new()
-            } else {
-                found
-                    .iter()
-                    .filter(|f| {
-                        f.0 <= best + c.prune
-                            && seqs[f.1]
-                                .2
-                                .iter()
-                                .all(|m| self.hints.iter().any(|h| same_move(m, h)))
-                    })
-                    .take(c.wide_hints)
-                    .copied()
-                    .collect()
-            };
+        let extra: Vec<(f32, usize, Move, f32, usize)> = if hinting {
+            found
+                .iter()
+                .filter(|f| f.0 <= best + c.prune && self.all_hinted(&seqs[f.1].2))
+                .take(c.wide_hints)
+                .copied()
+                .collect()
+        } else {
+            Vec::new()
+        };
         found.retain(|f| f.0 <= best + c.prune);
         found.truncate(c.max_lookahead);
         // Order by what the next move token says about each hypothesis. That adds at
@@ -1247,6 +1234,14 @@ impl<S: Scorer> Engine<'_, S> {
             );
         }
         read
+    }
+
+    /// Whether a hidden sequence is made only of hinted moves ([`Wide::hints`]).
+    fn all_hinted(&self, hidden: &[Move]) -> bool {
+        !hidden.is_empty()
+            && hidden
+                .iter()
+                .all(|m| self.hints.iter().any(|h| same_move(m, h)))
     }
 
     /// The two cheapest readings of item `i` in `pos` after `last` (only `force`, when

@@ -690,12 +690,7 @@ fn search_around_trouble<S: Scorer>(
     let hints: Vec<shakmaty::Move> = best
         .plies
         .iter()
-        .filter(|p| {
-            matches!(
-                p.status,
-                Status::Missing | Status::Illegal | Status::Unreadable
-            )
-        })
+        .filter(|p| p.status.is_guess())
         .filter_map(|p| p.mv)
         .collect();
     let wide = engine::Wide {
@@ -742,11 +737,7 @@ fn trouble_items<S: Scorer>(
         })
         .collect();
     for (j, p) in best.plies.iter().enumerate() {
-        if !matches!(
-            p.status,
-            Status::Missing | Status::Illegal | Status::Unreadable
-        ) && p.item2.is_none()
-        {
+        if !p.status.is_guess() && p.item2.is_none() {
             continue;
         }
         // a missing ply has no item: the next ply's (or the previous one's)
@@ -1120,10 +1111,7 @@ fn refine_hidden<S: Scorer>(
         .enumerate()
         .filter(|(_, p)| {
             p.mv.is_some()
-                && (matches!(
-                    p.status,
-                    Status::Missing | Status::Illegal | Status::Unreadable
-                ) || (p.status == Status::Corrected && p.item2.is_none()))
+                && (p.status.is_guess() || (p.status == Status::Corrected && p.item2.is_none()))
         })
         .map(|(j, _)| j)
         .collect();
