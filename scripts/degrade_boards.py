@@ -20,6 +20,8 @@ Reads `NAME.png|jpg` + `NAME.fen` from SRC and writes the degraded image and a c
   a slant (corners moved by up to 7 %) over a darker table, then the phone's downscale,
   blur, noise and JPEG (`photograph_sheets.py`).
 
+`--native` keeps the sources' own size (the photos' boards then span about 90 pixels).
+
 The outputs are derived from the inputs: keep them out of the repository when the
 inputs may not be copied.
 """
@@ -51,9 +53,10 @@ def resized(img, rng, lo, hi):
     return img.resize((max(8, round(img.width * s)), max(8, round(img.height * s))), Image.BICUBIC)
 
 
-def scan(img, rng):
+def scan(img, rng, native=False):
     """Printed, then scanned: returns (bytes, extension)."""
-    img = resized(img, rng, 300, 700)
+    if not native:
+        img = resized(img, rng, 300, 700)
     img = img.filter(ImageFilter.GaussianBlur(rng.uniform(0.3, 1.0)))
     arr = np.asarray(img, np.float32) / 255.0
     # Ink heavier or lighter than the typesetter's.
@@ -76,9 +79,10 @@ def scan(img, rng):
     return buf.getvalue(), ".jpg"
 
 
-def photo(img, rng):
+def photo(img, rng, native=False):
     """The diagram on its page, photographed: returns (bytes, extension)."""
-    img = resized(img, rng, 350, 800)
+    if not native:
+        img = resized(img, rng, 350, 800)
     side = max(img.size)
     pad = int(side * rng.uniform(0.15, 0.4))
     page = Image.new("L", (img.width + 2 * pad, img.height + 2 * pad), 255)
@@ -94,6 +98,8 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--mode", choices=["scan", "photo"], required=True)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--native", action="store_true",
+                    help="keep the sources' own size (130-450 pixels) instead of the sizes above")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     os.makedirs(a.out, exist_ok=True)
@@ -106,7 +112,7 @@ def main():
         if src is None:
             continue
         img = flatten(Image.open(src))
-        data, ext = (scan if a.mode == "scan" else photo)(img, rng)
+        data, ext = (scan if a.mode == "scan" else photo)(img, rng, a.native)
         with open(os.path.join(a.out, stem + ext), "wb") as fh:
             fh.write(data)
         shutil.copyfile(os.path.join(a.src, lab), os.path.join(a.out, lab))
