@@ -7,7 +7,11 @@ played, so this prints what hamle makes of them: plies per status, tokens left o
 how the captures written by the piece they take (`QxQ`, `exN`) came back, and the
 confidences given to `ok`, `corrected` and `illegal` plies.
 
-    python3 scripts/hcs_games.py --hamle target/release/hamle [--hand]
+    python3 scripts/hcs_games.py --hamle target/release/hamle [--hand] [--kinds]
+
+`--kinds` also sorts the `corrected` plies by how the text differs from the move hamle
+chose (another rank, file, piece, ...) and counts the letter and digit pairs: what the
+players and the transcribers got wrong, as far as hamle's reading is right.
 
 Games are the pages of one game number joined in move order (157 games); an empty cell
 is written `?`. Nothing is copied into the repository.
@@ -48,6 +52,38 @@ def games(path):
         yield g, " ".join(toks)
 
 
+SQUARE_MOVE = re.compile(r"([KQRBN]?)([a-h]?[1-8]?)([a-h][1-8])([QRBN]?)")
+
+
+def plain(t):
+    """A move's text without capture, check and promotion marks."""
+    return re.sub(r"[+#x=-]", "", t)
+
+
+def kind(read, san):
+    """How the text `read` differs from the move `san` (both English)."""
+    r, s = plain(read), plain(san)
+    if s.startswith("OO") or r.startswith(("OO", "00")):
+        return "castling"
+    mr, ms = SQUARE_MOVE.fullmatch(r), SQUARE_MOVE.fullmatch(s)
+    if not mr or not ms:
+        return "spelling (incomplete, extra characters)"
+    pr, tr, ps, ts = mr.group(1), mr.group(3), ms.group(1), ms.group(3)
+    df = abs(ord(tr[0]) - ord(ts[0]))
+    dr = abs(int(tr[1]) - int(ts[1]))
+    if pr == ps and tr == ts:
+        return "same square and piece (origin, capture or check)"
+    if pr == ps and df == 0:
+        return "rank off by one" if dr == 1 else "rank off by more"
+    if pr == ps and dr == 0:
+        return "file off by one" if df == 1 else "file off by more"
+    if pr == ps:
+        return "another square"
+    if tr == ts:
+        return "no piece letter" if pr == "" else ("a piece letter for a pawn" if ps == "" else "another piece")
+    return "another piece and square"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hamle", default=os.path.join(REPO, "target", "release", "hamle"))
@@ -55,6 +91,8 @@ def main():
     ap.add_argument("--out", help="also keep each game's text and JSON in this folder")
     ap.add_argument("--hand", action="store_true",
                     help="run `hamle repair --hand` (the calibration for players' slips)")
+    ap.add_argument("--kinds", action="store_true",
+                    help="sort the corrected plies by how their text differs from the move")
     a = ap.parse_args()
     if not os.path.exists(a.tags):
         print(f"no HCS labels at {a.tags}", file=sys.stderr)
@@ -63,6 +101,8 @@ def main():
     named = collections.Counter()
     left_out = n = 0
     conf = collections.defaultdict(list)
+    kinds = collections.Counter()
+    pairs = {"file": collections.Counter(), "rank": collections.Counter()}
     with tempfile.TemporaryDirectory() as tmp:
         for g, text in games(a.tags):
             path = os.path.join(tmp, f"g{g}.txt")
@@ -88,6 +128,13 @@ def main():
                 conf[m["status"]].append(m["confidence"])
                 if m.get("read") and NAMED.match(m["read"]):
                     named[m["status"]] += 1
+                if a.kinds and m["status"] == "corrected" and m.get("read") and m.get("san"):
+                    k = kind(m["read"], m["san"])
+                    kinds[k] += 1
+                    if k.startswith(("file", "rank")):
+                        sq = [re.findall(r"[a-h][1-8]", plain(t))[-1] for t in (m["read"], m["san"])]
+                        j = 0 if k.startswith("file") else 1
+                        pairs[k.split()[0]]["/".join(sorted((sq[0][j], sq[1][j])))] += 1
             named["left out"] += sum(1 for t in game["ignored"] if NAMED.match(t))
     print(f"{n} games, {sum(status.values())} plies: {dict(sorted(status.items()))}")
     print(f"tokens left out: {left_out}")
@@ -97,6 +144,13 @@ def main():
             high = sum(1 for c in cs if c >= 0.9)
             print(f"{st}: mean confidence {sum(cs) / len(cs):.3f}, {high} of {len(cs)} at >= 0.9")
     print(f"named captures (QxQ, exN): {dict(sorted(named.items()))}")
+    if a.kinds:
+        total = sum(kinds.values())
+        print(f"corrected plies by kind ({total}):")
+        for k, v in kinds.most_common():
+            print(f"  {v:5d} {100 * v / max(total, 1):5.1f} %  {k}")
+        for what, c in pairs.items():
+            print(f"  {what} pairs: " + ", ".join(f"{p} {v}" for p, v in c.most_common(10)))
     return 0
 
 
