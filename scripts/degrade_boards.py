@@ -79,7 +79,7 @@ def scan(img, rng, native=False):
     return buf.getvalue(), ".jpg"
 
 
-def photo(img, rng, native=False):
+def photo(img, rng, native=False, slant=0.07):
     """The diagram on its page, photographed: returns (bytes, extension)."""
     if not native:
         img = resized(img, rng, 350, 800)
@@ -88,7 +88,7 @@ def photo(img, rng, native=False):
     page = Image.new("L", (img.width + 2 * pad, img.height + 2 * pad), 255)
     page.paste(img, (pad, pad))
     page = light(page, rng)
-    page = perspective(page, rng, rng.uniform(0.02, 0.07))
+    page = perspective(page, rng, rng.uniform(0.02, slant))
     return camera(page, rng), ".jpg"
 
 
@@ -100,6 +100,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--native", action="store_true",
                     help="keep the sources' own size (130-450 pixels) instead of the sizes above")
+    ap.add_argument("--slant", type=float, default=0.07,
+                    help="photos: the page's corners moved by up to this share of its size")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     os.makedirs(a.out, exist_ok=True)
@@ -112,7 +114,10 @@ def main():
         if src is None:
             continue
         img = flatten(Image.open(src))
-        data, ext = (scan if a.mode == "scan" else photo)(img, rng, a.native)
+        if a.mode == "scan":
+            data, ext = scan(img, rng, a.native)
+        else:
+            data, ext = photo(img, rng, a.native, a.slant)
         with open(os.path.join(a.out, stem + ext), "wb") as fh:
             fh.write(data)
         shutil.copyfile(os.path.join(a.src, lab), os.path.join(a.out, lab))
