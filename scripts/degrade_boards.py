@@ -34,7 +34,7 @@ import shutil
 import numpy as np
 from PIL import Image, ImageFilter
 
-from photograph_sheets import camera, flatten, light
+from photograph_sheets import camera, flatten, labelled_images, light
 from render_sheets import perspective
 
 
@@ -105,14 +105,8 @@ def main():
     a = ap.parse_args()
     rng = random.Random(a.seed)
     os.makedirs(a.out, exist_ok=True)
-    names = sorted(f for f in os.listdir(a.src) if f.endswith(".fen"))
     done = 0
-    for lab in names:
-        stem = lab[: -len(".fen")]
-        src = next((os.path.join(a.src, stem + e) for e in (".png", ".jpg", ".jpeg")
-                    if os.path.exists(os.path.join(a.src, stem + e))), None)
-        if src is None:
-            continue
+    for stem, src, lab in labelled_images(a.src, ".fen"):
         img = flatten(Image.open(src))
         if a.mode == "scan":
             data, ext = scan(img, rng, a.native)
@@ -120,7 +114,7 @@ def main():
             data, ext = photo(img, rng, a.native, a.slant)
         with open(os.path.join(a.out, stem + ext), "wb") as fh:
             fh.write(data)
-        shutil.copyfile(os.path.join(a.src, lab), os.path.join(a.out, lab))
+        shutil.copyfile(lab, os.path.join(a.out, os.path.basename(lab)))
         done += 1
     print(f"{done} boards ({a.mode}) written to {a.out}")
 

@@ -84,6 +84,17 @@ def camera(img, rng):
     return buf.getvalue()
 
 
+def labelled_images(src, suffix):
+    """(stem, image path, label path) for every `NAME + suffix` label in `src` with an image
+    `NAME.png|jpg|jpeg` beside it, in name order."""
+    for lab in sorted(f for f in os.listdir(src) if f.endswith(suffix)):
+        stem = lab[: -len(suffix)]
+        img = next((os.path.join(src, stem + e) for e in (".png", ".jpg", ".jpeg")
+                    if os.path.exists(os.path.join(src, stem + e))), None)
+        if img is not None:
+            yield stem, img, os.path.join(src, lab)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("src")
@@ -96,13 +107,8 @@ def main():
     a = ap.parse_args()
     rng = random.Random(a.seed)
     os.makedirs(a.out, exist_ok=True)
-    names = sorted(f for f in os.listdir(a.src) if f.endswith(".moves.txt"))
-    for lab in names:
-        stem = lab[: -len(".moves.txt")]
-        src = next((os.path.join(a.src, stem + e) for e in (".png", ".jpg", ".jpeg")
-                    if os.path.exists(os.path.join(a.src, stem + e))), None)
-        if src is None:
-            continue
+    done = 0
+    for stem, src, lab in labelled_images(a.src, ".moves.txt"):
         img = flatten(Image.open(src))
         img = light(img, rng)
         img = perspective(img, rng, a.perspective)
@@ -110,8 +116,9 @@ def main():
             img = lens(img, a.lens)
         with open(os.path.join(a.out, stem + ".jpg"), "wb") as fh:
             fh.write(camera(img, rng))
-        shutil.copyfile(os.path.join(a.src, lab), os.path.join(a.out, lab))
-    print(f"{len(names)} sheets photographed into {a.out}")
+        shutil.copyfile(lab, os.path.join(a.out, os.path.basename(lab)))
+        done += 1
+    print(f"{done} sheets photographed into {a.out}")
 
 
 if __name__ == "__main__":
