@@ -110,7 +110,8 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--mode", choices=["two", "half"], required=True)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--hamle", help="with --mode half: read each and sort the answers")
+    ap.add_argument("--hamle", help="read what was made with this hamle: `half` sorts the "
+                    "answers, `two` matches the boards `hamle read` finds against both labels")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     os.makedirs(a.out, exist_ok=True)
