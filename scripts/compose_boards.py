@@ -116,6 +116,8 @@ def main():
     rng = random.Random(a.seed)
     os.makedirs(a.out, exist_ok=True)
     items = [(stem, flatten(Image.open(src)), lab) for stem, src, lab in labelled_images(a.src, ".fen")]
+    if a.mode == "two" and len(items) < 2:
+        ap.error(f"--mode two needs at least two labelled images in {a.src}")
     for i, (stem, img, lab) in enumerate(items):
         if a.mode == "two":
             j = rng.randrange(len(items) - 1)
