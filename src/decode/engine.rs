@@ -1085,6 +1085,15 @@ impl<S: Scorer> Engine<'_, S> {
         let mut found: Vec<(f32, usize, Move, f32, usize)> = Vec::new();
         let mut cut = Cutoff::new(c.max_lookahead);
         let mut best = f32::INFINITY;
+        // In wide items: which sequences are made only of hinted moves, and which the loop
+        // below reads (empty elsewhere).
+        let hinting = !self.hints.is_empty() && c.wide_hints > 0;
+        let hinted: Vec<bool> = if hinting {
+            seqs.iter().map(|q| self.all_hinted(&q.2)).collect()
+        } else {
+            Vec::new()
+        };
+        let mut was_read = vec![false; hinted.len()];
         for k in order {
             let (hc, p, ms) = &seqs[k];
             let bound = cut.bound().min(best + c.prune);
@@ -1094,6 +1103,9 @@ impl<S: Scorer> Engine<'_, S> {
             // Most sequences leave the token reading as badly as before them.
             if *hc + kinds.floor(p) > bound {
                 continue;
+            }
+            if let Some(w) = was_read.get_mut(k) {
+                *w = true;
             }
             let last = ms.last().or(s.last.as_ref());
             for (j, (mv, cost)) in self
@@ -1109,15 +1121,7 @@ impl<S: Scorer> Engine<'_, S> {
         }
         // Hidden sequences made only of hinted moves are read even where the cut-off
         // above stopped before them.
-        let hinting = !self.hints.is_empty() && c.wide_hints > 0;
-        let hinted: Vec<usize> = if hinting {
-            (0..seqs.len())
-                .filter(|&k| self.all_hinted(&seqs[k].2) && !found.iter().any(|f| f.1 == k))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        for &k in &hinted {
+        for k in (0..hinted.len()).filter(|&k| hinted[k] && !was_read[k]) {
             let (hc, p, ms) = &seqs[k];
             let last = ms.last().or(s.last.as_ref());
             for (j, (mv, cost)) in self
@@ -1137,7 +1141,7 @@ impl<S: Scorer> Engine<'_, S> {
         let extra: Vec<(f32, usize, Move, f32, usize)> = if hinting {
             found
                 .iter()
-                .filter(|f| f.0 <= best + c.prune && self.all_hinted(&seqs[f.1].2))
+                .filter(|f| f.0 <= best + c.prune && hinted[f.1])
                 .take(c.wide_hints)
                 .copied()
                 .collect()
