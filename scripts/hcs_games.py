@@ -61,27 +61,30 @@ def plain(t):
 
 
 def kind(read, san):
-    """How the text `read` differs from the move `san` (both English)."""
+    """How the text `read` differs from the move `san` (both English), and for a rank or
+    file off, the two characters (sorted, `c/e`), else None."""
     r, s = plain(read), plain(san)
     if s.startswith("OO") or r.startswith(("OO", "00")):
-        return "castling"
+        return "castling", None
     mr, ms = SQUARE_MOVE.fullmatch(r), SQUARE_MOVE.fullmatch(s)
     if not mr or not ms:
-        return "spelling (incomplete, extra characters)"
+        return "spelling (incomplete, extra characters)", None
     pr, tr, ps, ts = mr.group(1), mr.group(3), ms.group(1), ms.group(3)
     df = abs(ord(tr[0]) - ord(ts[0]))
     dr = abs(int(tr[1]) - int(ts[1]))
+    pair = lambda j: "/".join(sorted((tr[j], ts[j])))
     if pr == ps and tr == ts:
-        return "same square and piece (origin, capture or check)"
+        return "same square and piece (origin, capture or check)", None
     if pr == ps and df == 0:
-        return "rank off by one" if dr == 1 else "rank off by more"
+        return ("rank off by one" if dr == 1 else "rank off by more"), pair(1)
     if pr == ps and dr == 0:
-        return "file off by one" if df == 1 else "file off by more"
+        return ("file off by one" if df == 1 else "file off by more"), pair(0)
     if pr == ps:
-        return "another square"
+        return "another square", None
     if tr == ts:
-        return "no piece letter" if pr == "" else ("a piece letter for a pawn" if ps == "" else "another piece")
-    return "another piece and square"
+        return ("no piece letter" if pr == "" else
+                "a piece letter for a pawn" if ps == "" else "another piece"), None
+    return "another piece and square", None
 
 
 def main():
@@ -129,12 +132,10 @@ def main():
                 if m.get("read") and NAMED.match(m["read"]):
                     named[m["status"]] += 1
                 if a.kinds and m["status"] == "corrected" and m.get("read") and m.get("san"):
-                    k = kind(m["read"], m["san"])
+                    k, pair = kind(m["read"], m["san"])
                     kinds[k] += 1
-                    if k.startswith(("file", "rank")):
-                        sq = [re.findall(r"[a-h][1-8]", plain(t))[-1] for t in (m["read"], m["san"])]
-                        j = 0 if k.startswith("file") else 1
-                        pairs[k.split()[0]]["/".join(sorted((sq[0][j], sq[1][j])))] += 1
+                    if pair:
+                        pairs[k.split()[0]][pair] += 1
             named["left out"] += sum(1 for t in game["ignored"] if NAMED.match(t))
     print(f"{n} games, {sum(status.values())} plies: {dict(sorted(status.items()))}")
     print(f"tokens left out: {left_out}")
