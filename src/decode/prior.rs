@@ -17,7 +17,7 @@ use shakmaty::{
 };
 
 /// Dense features (each move has all of them).
-pub const N_DENSE: usize = 26;
+pub const N_DENSE: usize = 29;
 /// Piece-square features: for the moving piece, its target and its origin square (seen
 /// from the mover's side), each in an opening and an endgame table, blended by the
 /// material left on the board.
@@ -283,6 +283,21 @@ pub fn features_in(ctx: &Context, pos: &Chess, last: Option<&Move>, mv: &Move) -
             }
         }
     }
+    // What the move wins or loses: what it takes (or promotes to), less the opponent's
+    // best capture afterwards by static exchange (the moved piece or another one left
+    // hanging), in pawns, capped at ±9.
+    let swing = material_swing(pos, mv);
+    let delta = if f[24] > 0.0 {
+        9.0
+    } else {
+        swing as f32 / 100.0
+    };
+    let delta = delta.clamp(-9.0, 9.0);
+    f[26] = delta / 9.0;
+    f[27] = delta.min(0.0) / 9.0;
+    if delta <= -2.0 {
+        f[28] = 1.0;
+    }
     let mut sparse = [(0u16, 0.0f32); 4];
     if let (Some(fr), false) = (from, mv.is_castle()) {
         // Material left (both sides, pieces only) blends opening and endgame tables.
@@ -306,4 +321,185 @@ pub fn features_in(ctx: &Context, pos: &Chess, last: Option<&Move>, mv: &Move) -
         ];
     }
     Features { dense: f, sparse }
+}
+
+fn centipawns(role: Role) -> i32 {
+    match role {
+        Role::Pawn => 100,
+        Role::Knight => 320,
+        Role::Bishop => 330,
+        Role::Rook => 500,
+        Role::Queen => 900,
+        Role::King => 10_000,
+    }
+}
+
+/// The material `mv` wins for the side to move, less the most the opponent can then win
+/// by one exchange on a square (static exchange; pins and checks are ignored), in
+/// centipawns.
+fn material_swing(pos: &Chess, mv: &Move) -> i32 {
+    let us = pos.turn();
+    let them = !us;
+    let mut gain = mv.capture().map_or(0, centipawns);
+    if let Some(p) = mv.promotion() {
+        gain += centipawns(p) - centipawns(Role::Pawn);
+    }
+    let board = &board_after(pos.board(), us, mv);
+    let occupied = board.occupied();
+    let mut threat = 0;
+    for sq in board.by_color(us) & !board.kings() {
+        if board.attacks_to(sq, them, occupied).any() {
+            threat = threat.max(see(board, sq, them));
+        }
+    }
+    gain - threat
+}
+
+/// The board after `mv` (only the pieces; nothing else of the position).
+fn board_after(board: &shakmaty::Board, us: Color, mv: &Move) -> shakmaty::Board {
+    let mut b = board.clone();
+    match *mv {
+        Move::Normal {
+            role,
+            from,
+            to,
+            promotion,
+            ..
+        } => {
+            b.discard_piece_at(from);
+            b.set_piece_at(
+                to,
+                Piece {
+                    color: us,
+                    role: promotion.unwrap_or(role),
+                },
+            );
+        }
+        Move::EnPassant { from, to } => {
+            b.discard_piece_at(from);
+            b.discard_piece_at(Square::from_coords(to.file(), from.rank()));
+            b.set_piece_at(to, us.pawn());
+        }
+        Move::Castle { king, rook } => {
+            let side = CastlingSide::from_queen_side(rook < king);
+            b.discard_piece_at(king);
+            b.discard_piece_at(rook);
+            b.set_piece_at(side.king_to(us), us.king());
+            b.set_piece_at(side.rook_to(us), us.rook());
+        }
+        Move::Put { role, to } => b.set_piece_at(to, Piece { color: us, role }),
+    }
+    b
+}
+
+/// Static exchange on `sq`: what `side` wins by capturing there first and both sides
+/// then recapturing with their cheapest piece while it pays (0 when it does not pay).
+fn see(board: &shakmaty::Board, sq: Square, side: Color) -> i32 {
+    let Some(target) = board.role_at(sq) else {
+        return 0;
+    };
+    let cheapest = |color: Color, occupied: Bitboard| {
+        let attackers = board.attacks_to(sq, color, occupied) & occupied;
+        [
+            Role::Pawn,
+            Role::Knight,
+            Role::Bishop,
+            Role::Rook,
+            Role::Queen,
+            Role::King,
+        ]
+        .into_iter()
+        .find_map(|r| (attackers & board.by_role(r)).first().map(|s| (s, r)))
+    };
+    let mut occupied = board.occupied();
+    let Some((mut from, mut role)) = cheapest(side, occupied) else {
+        return 0;
+    };
+    // gain[k]: what the k-th capture nets its side if the exchange stopped there.
+    let mut gain = [0i32; 34];
+    gain[0] = centipawns(target);
+    let mut color = side;
+    let mut d = 0;
+    loop {
+        d += 1;
+        if d + 1 >= gain.len() {
+            break;
+        }
+        gain[d] = centipawns(role) - gain[d - 1];
+        if (-gain[d - 1]).max(gain[d]) < 0 {
+            break;
+        }
+        occupied ^= Bitboard::from_square(from);
+        color = !color;
+        match cheapest(color, occupied) {
+            Some(next) => (from, role) = next,
+            None => break,
+        }
+    }
+    // Each side may stop recapturing.
+    while d > 1 {
+        d -= 1;
+        gain[d - 1] = -(-gain[d - 1]).max(gain[d]);
+    }
+    gain[0].max(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::fen::Fen;
+    use shakmaty::CastlingMode;
+
+    fn position(fen: &str) -> Chess {
+        fen.parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap()
+    }
+
+    #[test]
+    fn static_exchange_counts_defenders_and_x_rays() {
+        // A knight on e5 that a pawn defends: taking it with the rook loses the exchange.
+        let p = position("4k3/8/3p4/4n3/8/8/8/4R1K1 w - - 0 1");
+        assert_eq!(see(p.board(), Square::E5, Color::White), 0);
+        // Undefended: the rook takes it free.
+        let p = position("4k3/8/8/4n3/8/8/8/4R1K1 w - - 0 1");
+        assert_eq!(see(p.board(), Square::E5, Color::White), 320);
+        // Two rooks in a line against one rook: Rxe5 Rxe5 Rxe5 wins the knight.
+        let p = position("4r1k1/8/8/4n3/8/8/4R3/4R1K1 w - - 0 1");
+        assert_eq!(see(p.board(), Square::E5, Color::White), 320);
+    }
+
+    #[test]
+    fn a_move_that_leaves_a_piece_hanging_loses_it() {
+        // The knight on d4 is attacked by the e5 pawn; moving the a-pawn leaves it.
+        let p = position("4k3/8/8/4p3/3N4/8/P7/4K3 w - - 0 1");
+        let moves = p.legal_moves();
+        let a3 = moves.iter().find(|m| m.to() == Square::A3).unwrap();
+        let away = moves.iter().find(|m| m.to() == Square::F3).unwrap();
+        assert_eq!(material_swing(&p, a3), -320);
+        assert_eq!(material_swing(&p, away), 0);
+    }
+
+    #[test]
+    fn the_board_after_a_move_is_the_one_shakmaty_plays() {
+        let fens = [
+            "r3k2r/pppq1ppp/2n2n2/3pp3/1b1PP1b1/2N2N2/PPPQBPPP/R3K2R w KQkq - 0 1",
+            "r3k2r/pppq1ppp/2n2n2/3pp3/1b1PP1b1/2N2N2/PPPQBPPP/R3K2R b KQkq - 0 1",
+            "4k3/1P6/8/3pP3/8/8/6p1/4K2R w K d6 0 1",
+            "4k3/1P6/8/8/3pP3/8/6p1/R3K3 b Q e3 0 1",
+        ];
+        for fen in fens {
+            let p = position(fen);
+            for m in &p.legal_moves() {
+                let mut q = p.clone();
+                q.play_unchecked(*m);
+                assert_eq!(
+                    &board_after(p.board(), p.turn(), m),
+                    q.board(),
+                    "{fen} {m:?}"
+                );
+            }
+        }
+    }
 }
