@@ -400,16 +400,9 @@ fn see(board: &shakmaty::Board, sq: Square, side: Color) -> i32 {
     };
     let cheapest = |color: Color, occupied: Bitboard| {
         let attackers = board.attacks_to(sq, color, occupied) & occupied;
-        [
-            Role::Pawn,
-            Role::Knight,
-            Role::Bishop,
-            Role::Rook,
-            Role::Queen,
-            Role::King,
-        ]
-        .into_iter()
-        .find_map(|r| (attackers & board.by_role(r)).first().map(|s| (s, r)))
+        Role::ALL
+            .into_iter()
+            .find_map(|r| (attackers & board.by_role(r)).first().map(|s| (s, r)))
     };
     let mut occupied = board.occupied();
     let Some((mut from, mut role)) = cheapest(side, occupied) else {
