@@ -286,13 +286,12 @@ pub fn features_in(ctx: &Context, pos: &Chess, last: Option<&Move>, mv: &Move) -
     // What the move wins or loses: what it takes (or promotes to), less the opponent's
     // best capture afterwards by static exchange (the moved piece or another one left
     // hanging), in pawns, capped at ±9.
-    let swing = material_swing(pos, mv);
+    // A mate in one counts as the most.
     let delta = if f[24] > 0.0 {
         9.0
     } else {
-        swing as f32 / 100.0
+        (material_swing(pos, mv) as f32 / 100.0).clamp(-9.0, 9.0)
     };
-    let delta = delta.clamp(-9.0, 9.0);
     f[26] = delta / 9.0;
     f[27] = delta.min(0.0) / 9.0;
     if delta <= -2.0 {
@@ -323,6 +322,8 @@ pub fn features_in(ctx: &Context, pos: &Chess, last: Option<&Move>, mv: &Move) -
     Features { dense: f, sparse }
 }
 
+/// Piece values for the static exchange; the king's is large so that the exchange
+/// never gives it up (a king takes only where nothing takes it back).
 fn centipawns(role: Role) -> i32 {
     match role {
         Role::Pawn => 100,
