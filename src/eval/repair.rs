@@ -710,7 +710,7 @@ fn evaluate(
     let (decoded, ms) = match got {
         Ok(Ok(games)) => {
             if std::env::var_os("HAMLE_EVAL_DUMP").is_some() {
-                dump_errors(truth, &noisy.text, &games, level, &dcfg);
+                dump_errors(truth, &noisy.text, &games, level, &dcfg, &slips);
             }
             (compare(&truth.moves, &games), Some(ms))
         }
@@ -732,7 +732,14 @@ fn evaluate(
 /// With `HAMLE_EVAL_DUMP` set, prints each game with a wrong ply to stderr: the noisy
 /// text, the true moves, per wrong ply what was decided and the text it was read from,
 /// and whether the beam lost the true path (a search error) and where.
-fn dump_errors(truth: &Truth, noisy: &str, games: &[Game], level: f32, dcfg: &DecodeConfig) {
+fn dump_errors(
+    truth: &Truth,
+    noisy: &str,
+    games: &[Game],
+    level: f32,
+    dcfg: &DecodeConfig,
+    slips: &[Slip],
+) {
     use shakmaty::san::SanPlus;
     let Some(g) = games.first() else { return };
     let mut pos = Chess::default();
@@ -744,13 +751,22 @@ fn dump_errors(truth: &Truth, noisy: &str, games: &[Game], level: f32, dcfg: &De
         match g.plies.get(i) {
             Some(p) if p.mv.as_ref() == Some(t) => {}
             Some(p) => lines.push(format!(
-                "  ply {:>3} want {:<8} got {:<8} {:?} conf {:.2} read {:?}",
+                "  ply {:>3} want {:<8} got {:<8} {:?} conf {:.2} read {:?}{}",
                 i + 1,
                 want,
                 p.san.as_ref().map(|s| s.to_string()).unwrap_or_default(),
                 p.status,
                 p.confidence,
-                p.read.as_deref().unwrap_or("")
+                p.read.as_deref().unwrap_or(""),
+                slips
+                    .iter()
+                    .find(|x| x.index == i)
+                    .map(|x| format!(
+                        " (slip: {:?}{})",
+                        x.kind,
+                        if x.legal { ", legal" } else { "" }
+                    ))
+                    .unwrap_or_default()
             )),
             None => lines.push(format!("  ply {:>3} want {want:<8} (no ply)", i + 1)),
         }
