@@ -180,6 +180,8 @@ pub struct CalibrationBin {
 #[derive(Debug, Clone, Serialize)]
 pub struct Calibration {
     pub bins: Vec<CalibrationBin>,
+    /// The same table for the plies with status `corrected` alone.
+    pub corrected_bins: Vec<CalibrationBin>,
     /// Expected calibration error over `bins`: Σ n_b/N · |accuracy_b − mean confidence_b|.
     pub ece: f64,
     /// Plies with status `ok`, and how many of them were right (target ≥ 99 %).
@@ -851,6 +853,36 @@ fn bin_of(conf: f32) -> usize {
         .count()
 }
 
+/// The reliability table of per-bin (plies, right plies, summed confidence), and its
+/// expected calibration error.
+fn reliability(bins: &[(usize, usize, f64)]) -> (Vec<CalibrationBin>, f64) {
+    let total: usize = bins.iter().map(|b| b.0).sum();
+    let mut ece = 0.0;
+    let table = bins
+        .iter()
+        .enumerate()
+        .map(|(i, &(count, r, sum))| {
+            let (mean, acc) = if count > 0 {
+                (Some(sum / count as f64), Some(r as f64 / count as f64))
+            } else {
+                (None, None)
+            };
+            if let (Some(m), Some(a)) = (mean, acc) {
+                ece += count as f64 / total as f64 * (a - m).abs();
+            }
+            CalibrationBin {
+                lo: BIN_EDGES[i],
+                hi: BIN_EDGES[i + 1],
+                count,
+                right: r,
+                mean_confidence: mean,
+                accuracy: acc,
+            }
+        })
+        .collect();
+    (table, ece)
+}
+
 fn pct(n: usize, d: usize) -> f64 {
     if d == 0 {
         0.0
@@ -898,6 +930,7 @@ fn level_report(noise: f32, auto: bool, outs: &[&Outcome]) -> LevelReport {
     let (mut dropped_n, mut dropped_right, mut dropped_missing, mut dropped_missing_right) =
         (0, 0, 0, 0);
     let mut bins = [(0usize, 0usize, 0f64); 6];
+    let mut corrected_bins = [(0usize, 0usize, 0f64); 6];
     let mut slip = SlipReport::default();
     let mut slip_status = [(0usize, 0usize); 5];
     let (mut wrong, mut wrong_flagged) = (0, 0);
@@ -962,6 +995,12 @@ fn level_report(noise: f32, auto: bool, outs: &[&Outcome]) -> LevelReport {
                     b.0 += 1;
                     b.1 += usize::from(p.right);
                     b.2 += f64::from(p.confidence);
+                    if p.status == Status::Corrected {
+                        let b = &mut corrected_bins[bin_of(p.confidence)];
+                        b.0 += 1;
+                        b.1 += usize::from(p.right);
+                        b.2 += f64::from(p.confidence);
+                    }
                 }
                 for &c in extra {
                     let b = &mut bins[bin_of(c)];
@@ -1005,30 +1044,8 @@ fn level_report(noise: f32, auto: bool, outs: &[&Outcome]) -> LevelReport {
         }
     }
 
-    let total_cal: usize = bins.iter().map(|b| b.0).sum();
-    let mut ece = 0.0;
-    let cal_bins = bins
-        .iter()
-        .enumerate()
-        .map(|(i, &(count, r, sum))| {
-            let (mean, acc) = if count > 0 {
-                (Some(sum / count as f64), Some(r as f64 / count as f64))
-            } else {
-                (None, None)
-            };
-            if let (Some(m), Some(a)) = (mean, acc) {
-                ece += count as f64 / total_cal as f64 * (a - m).abs();
-            }
-            CalibrationBin {
-                lo: BIN_EDGES[i],
-                hi: BIN_EDGES[i + 1],
-                count,
-                right: r,
-                mean_confidence: mean,
-                accuracy: acc,
-            }
-        })
-        .collect();
+    let (cal_bins, ece) = reliability(&bins);
+    let (corrected_bins, _) = reliability(&corrected_bins);
     let (ok_plies, ok_right) = status[0];
 
     ms_game.sort_by(f64::total_cmp);
@@ -1081,6 +1098,7 @@ fn level_report(noise: f32, auto: bool, outs: &[&Outcome]) -> LevelReport {
         status: status_rows(&status),
         calibration: Calibration {
             bins: cal_bins,
+            corrected_bins,
             ece,
             ok_plies,
             ok_right,
@@ -1305,17 +1323,22 @@ impl fmt::Display for RepairEvalReport {
                 "    {:<11} {:>8} {:>10} {:>9}",
                 "confidence", "plies", "mean conf", "accuracy"
             )?;
-            for b in &c.bins {
-                writeln!(
-                    f,
-                    "    {:.2}–{:<6.2} {:>8} {:>10} {:>9}",
-                    b.lo,
-                    b.hi,
-                    b.count,
-                    b.mean_confidence
-                        .map_or_else(|| "-".to_string(), |m| format!("{m:.4}")),
-                    opt_pct(b.accuracy)
-                )?;
+            for (k, table) in [&c.bins, &c.corrected_bins].into_iter().enumerate() {
+                if k == 1 {
+                    writeln!(f, "    `corrected` plies alone:")?;
+                }
+                for b in table {
+                    writeln!(
+                        f,
+                        "    {:.2}–{:<6.2} {:>8} {:>10} {:>9}",
+                        b.lo,
+                        b.hi,
+                        b.count,
+                        b.mean_confidence
+                            .map_or_else(|| "-".to_string(), |m| format!("{m:.4}")),
+                        opt_pct(b.accuracy)
+                    )?;
+                }
             }
             writeln!(
                 f,
