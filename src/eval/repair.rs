@@ -1509,6 +1509,14 @@ mod tests {
         assert_eq!(r.calibration.wrong_flagged, 0);
         let top = &r.calibration.bins[5];
         assert_eq!((top.count, top.right), (4, 3));
+        // The corrected plies alone: one, right, at 0.8.
+        let counts: Vec<(usize, usize)> = r
+            .calibration
+            .corrected_bins
+            .iter()
+            .map(|b| (b.count, b.right))
+            .collect();
+        assert_eq!(counts, vec![(0, 0), (0, 0), (1, 1), (0, 0), (0, 0), (0, 0)]);
         // Bins: [0,.5): 1 extra wrong @0.3; [.5,.7): 1 right @0.6; [.7,.9): 1 right @0.8;
         // [.99,1]: 4 plies, 3 right, mean 0.99725.
         let expected = (0.3 + 0.4 + 0.2 + 4.0 * (0.99725f64 - 0.75).abs()) / 7.0;
