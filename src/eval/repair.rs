@@ -853,6 +853,14 @@ fn bin_of(conf: f32) -> usize {
         .count()
 }
 
+/// Counts one ply given `conf` in its bin of (plies, right plies, summed confidence).
+fn tally(bins: &mut [(usize, usize, f64)], conf: f32, right: bool) {
+    let b = &mut bins[bin_of(conf)];
+    b.0 += 1;
+    b.1 += usize::from(right);
+    b.2 += f64::from(conf);
+}
+
 /// The reliability table of per-bin (plies, right plies, summed confidence), and its
 /// expected calibration error.
 fn reliability(bins: &[(usize, usize, f64)]) -> (Vec<CalibrationBin>, f64) {
@@ -881,6 +889,23 @@ fn reliability(bins: &[(usize, usize, f64)]) -> (Vec<CalibrationBin>, f64) {
         })
         .collect();
     (table, ece)
+}
+
+/// One row per bin of a reliability table.
+fn write_bins(f: &mut fmt::Formatter<'_>, bins: &[CalibrationBin]) -> fmt::Result {
+    for b in bins {
+        writeln!(
+            f,
+            "    {:.2}–{:<6.2} {:>8} {:>10} {:>9}",
+            b.lo,
+            b.hi,
+            b.count,
+            b.mean_confidence
+                .map_or_else(|| "-".to_string(), |m| format!("{m:.4}")),
+            opt_pct(b.accuracy)
+        )?;
+    }
+    Ok(())
 }
 
 fn pct(n: usize, d: usize) -> f64 {
@@ -991,21 +1016,13 @@ fn level_report(noise: f32, auto: bool, outs: &[&Outcome]) -> LevelReport {
                         wrong += 1;
                         wrong_flagged += usize::from(p.status.is_flagged());
                     }
-                    let b = &mut bins[bin_of(p.confidence)];
-                    b.0 += 1;
-                    b.1 += usize::from(p.right);
-                    b.2 += f64::from(p.confidence);
+                    tally(&mut bins, p.confidence, p.right);
                     if p.status == Status::Corrected {
-                        let b = &mut corrected_bins[bin_of(p.confidence)];
-                        b.0 += 1;
-                        b.1 += usize::from(p.right);
-                        b.2 += f64::from(p.confidence);
+                        tally(&mut corrected_bins, p.confidence, p.right);
                     }
                 }
                 for &c in extra {
-                    let b = &mut bins[bin_of(c)];
-                    b.0 += 1;
-                    b.2 += f64::from(c);
+                    tally(&mut bins, c, false);
                 }
                 for x in &o.slips {
                     let Some(p) = ps.get(x.index) else { continue };
@@ -1323,23 +1340,9 @@ impl fmt::Display for RepairEvalReport {
                 "    {:<11} {:>8} {:>10} {:>9}",
                 "confidence", "plies", "mean conf", "accuracy"
             )?;
-            for (k, table) in [&c.bins, &c.corrected_bins].into_iter().enumerate() {
-                if k == 1 {
-                    writeln!(f, "    `corrected` plies alone:")?;
-                }
-                for b in table {
-                    writeln!(
-                        f,
-                        "    {:.2}–{:<6.2} {:>8} {:>10} {:>9}",
-                        b.lo,
-                        b.hi,
-                        b.count,
-                        b.mean_confidence
-                            .map_or_else(|| "-".to_string(), |m| format!("{m:.4}")),
-                        opt_pct(b.accuracy)
-                    )?;
-                }
-            }
+            write_bins(f, &c.bins)?;
+            writeln!(f, "    `corrected` plies alone:")?;
+            write_bins(f, &c.corrected_bins)?;
             writeln!(
                 f,
                 "  timing: {} calls, {:.2} ms/game mean, {:.2} p95, {:.2} max; {:.2} ms/100 plies mean, {:.2} p95",
