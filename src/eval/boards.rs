@@ -93,6 +93,8 @@ pub fn run(dir: &Path, cfg: &BoardConfig) -> anyhow::Result<BoardsReport> {
     }
     // Load the models first, so that no image's time includes them.
     crate::model::SquareModel::get().map_err(anyhow::Error::msg)?;
+    crate::model::CoordModel::get().map_err(anyhow::Error::msg)?;
+    crate::model::CornerModel::get_2d().map_err(anyhow::Error::msg)?;
     if cfg.kind != board::BoardKind::Diagram {
         crate::model::CornerModel::get().map_err(anyhow::Error::msg)?;
         crate::model::PieceModel::get().map_err(anyhow::Error::msg)?;
