@@ -569,19 +569,24 @@ fn locate_with(img: &GrayImage, stretched: bool) -> Result<BoardBox, LocateError
 }
 
 /// Share of the image that must be light (grey ≥ [`LIGHT_GREY`]) for [`light_page`]:
-/// [`locate_in_windows`] searches only such pages, and `--kind auto` does not read them
-/// as photos of sets.
+/// [`locate_in_windows`] searches only such pages.
 pub const LIGHT_PAGE: f32 = 0.6;
 /// What counts as light for [`LIGHT_PAGE`].
 pub const LIGHT_GREY: u8 = 200;
 
-/// Whether at least [`LIGHT_PAGE`] of the image is light ([`LIGHT_GREY`], on a copy of at
-/// most 128 pixels a side): paper or a screen's page, not a photo of a set on a table (the
-/// 30 real photos of `boards/photos-3d-unlabelled` are at most 40 % light).
+/// Whether at least [`LIGHT_PAGE`] of the image is light ([`light_share`]): paper or a
+/// screen's page, not a photo of a set on a table (the 30 real photos of
+/// `boards/photos-3d-unlabelled` are at most 40 % light).
 pub fn light_page(img: &GrayImage) -> bool {
+    light_share(img) >= LIGHT_PAGE
+}
+
+/// Share of the image that is light ([`LIGHT_GREY`] or more), on a copy of at most 128
+/// pixels a side; 0 for an empty image.
+pub fn light_share(img: &GrayImage) -> f32 {
     let (w, h) = img.dimensions();
     if w == 0 || h == 0 {
-        return false;
+        return 0.0;
     }
     let k = (128.0 / w.max(h) as f32).min(1.0);
     let thumb = crate::vision::resize(
@@ -590,7 +595,7 @@ pub fn light_page(img: &GrayImage) -> bool {
         ((h as f32 * k).round() as u32).max(1),
     );
     let light = thumb.pixels().filter(|p| p.0[0] >= LIGHT_GREY).count();
-    light as f32 >= LIGHT_PAGE * (thumb.width() * thumb.height()) as f32
+    light as f32 / (thumb.width() * thumb.height()) as f32
 }
 
 /// A board too small for the whole-image search ([`MIN_FRAC`] of the image's side, and
