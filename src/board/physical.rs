@@ -153,8 +153,8 @@ pub fn read_image_if_surer(
     Ok(r)
 }
 
-/// The orientations a reading of a photo of a set can take, in the order of
-/// [`square_bounds`].
+/// The orientations a reading of a photo of a set can take (the order of
+/// [`square_bounds`] and of [`orientation_of_photo`]'s candidates).
 const ORIENTATIONS: [Orientation; 4] = [
     Orientation::White,
     Orientation::Black,
@@ -187,15 +187,15 @@ fn square_bounds(i: usize, logits: &[f32; SQUARE_CLASSES]) -> [f32; 4] {
 #[derive(Debug, Clone, Copy)]
 struct BoardBound {
     least: [f32; 4],
-    /// The orientations the reading may take (all, or the one given).
-    possible: [bool; 4],
+    /// The orientation given, if any: then only its bound counts.
+    given: Option<Orientation>,
 }
 
 impl BoardBound {
     fn new(given: Option<Orientation>) -> BoardBound {
         BoardBound {
             least: [1.0; 4],
-            possible: ORIENTATIONS.map(|o| given.is_none_or(|g| g == o)),
+            given,
         }
     }
 
@@ -204,11 +204,11 @@ impl BoardBound {
         for (m, b) in self.least.iter_mut().zip(square_bounds(i, logits)) {
             *m = m.min(b);
         }
-        self.least
+        ORIENTATIONS
             .iter()
-            .zip(self.possible)
-            .filter(|(_, p)| *p)
-            .fold(0.0f32, |a, (m, _)| a.max(*m))
+            .zip(self.least)
+            .filter(|(o, _)| self.given.is_none_or(|g| g == **o))
+            .fold(0.0f32, |a, (_, m)| a.max(m))
     }
 }
 
@@ -340,12 +340,7 @@ pub fn orientation_of_photo(displayed: &[[f32; SQUARE_CLASSES]], parity: f32) ->
     } else if parity < -PARITY_SURE {
         &[Orientation::Left, Orientation::Right]
     } else {
-        &[
-            Orientation::White,
-            Orientation::Black,
-            Orientation::Left,
-            Orientation::Right,
-        ]
+        &ORIENTATIONS
     };
     let mut best = (i32::MIN, candidates[0]);
     for &o in candidates {
