@@ -101,13 +101,7 @@ pub struct Context {
 impl Context {
     pub fn new(pos: &Chess) -> Context {
         let board = pos.board();
-        let them = !pos.turn();
-        let mut their_attacks = Bitboard::EMPTY;
-        for sq in board.by_color(them) {
-            if let Some(p) = board.piece_at(sq) {
-                their_attacks |= attacks::attacks(sq, p, board.occupied());
-            }
-        }
+        let their_attacks = attacked_by(board, !pos.turn(), board.occupied());
         let material = (board.knights() | board.bishops()).count() as f32 * 3.0
             + board.rooks().count() as f32 * 5.0
             + board.queens().count() as f32 * 9.0;
@@ -206,15 +200,17 @@ pub fn features_in(ctx: &Context, pos: &Chess, last: Option<&Move>, mv: &Move) -
     if captured.is_some() && last.is_some_and(|l| l.to() == to) {
         f[16] = 1.0;
     }
+    let piece_after = Piece {
+        color: us,
+        role: mv.promotion().unwrap_or(role),
+    };
+    let attacks_after = attacks::attacks(to, piece_after, occupied_after);
     // A direct check by the moved piece (discovered checks are not looked for).
-    if let Some(king) = board.king_of(them) {
-        let piece = Piece {
-            color: us,
-            role: mv.promotion().unwrap_or(role),
-        };
-        if attacks::attacks(to, piece, occupied_after).contains(king) {
-            f[17] = 1.0;
-        }
+    if board
+        .king_of(them)
+        .is_some_and(|king| attacks_after.contains(king))
+    {
+        f[17] = 1.0;
     }
     // A pawn to the centre in the opening.
     if role == Role::Pawn
@@ -224,11 +220,6 @@ pub fn features_in(ctx: &Context, pos: &Chess, last: Option<&Move>, mv: &Move) -
     {
         f[18] = 1.0;
     }
-    let piece_after = Piece {
-        color: us,
-        role: mv.promotion().unwrap_or(role),
-    };
-    let attacks_after = attacks::attacks(to, piece_after, occupied_after);
     // A threat: the moved piece now attacks an enemy piece that is worth more, or that
     // nothing defends (now).
     let mut threat = 0.0f32;
@@ -346,14 +337,50 @@ fn material_swing(pos: &Chess, mv: &Move) -> i32 {
         gain += centipawns(p) - centipawns(Role::Pawn);
     }
     let board = &board_after(pos.board(), us, mv);
-    let occupied = board.occupied();
+    let hanging = board.by_color(us) & attacked_by(board, them, board.occupied());
+    // Dearest first: an exchange never wins more than the piece it starts on, so once the
+    // threat found is worth that piece, cheaper ones cannot raise it.
     let mut threat = 0;
-    for sq in board.by_color(us) & !board.kings() {
-        if board.attacks_to(sq, them, occupied).any() {
+    for role in [
+        Role::Queen,
+        Role::Rook,
+        Role::Bishop,
+        Role::Knight,
+        Role::Pawn,
+    ] {
+        if centipawns(role) <= threat {
+            break;
+        }
+        for sq in hanging & board.by_role(role) {
             threat = threat.max(see(board, sq, them));
         }
     }
     gain - threat
+}
+
+/// The squares `color`'s pieces on `board` attack with `occupied` blocking the sliders:
+/// `sq` is in it exactly when `board.attacks_to(sq, color, occupied)` is not empty
+/// (attacks are symmetric), in one pass over `color`'s pieces instead of one look per
+/// square.
+fn attacked_by(board: &shakmaty::Board, color: Color, occupied: Bitboard) -> Bitboard {
+    let ours = board.by_color(color);
+    let mut a = Bitboard::EMPTY;
+    for sq in ours & board.pawns() {
+        a |= attacks::pawn_attacks(color, sq);
+    }
+    for sq in ours & board.knights() {
+        a |= attacks::knight_attacks(sq);
+    }
+    for sq in ours & board.bishops_and_queens() {
+        a |= attacks::bishop_attacks(sq, occupied);
+    }
+    for sq in ours & board.rooks_and_queens() {
+        a |= attacks::rook_attacks(sq, occupied);
+    }
+    for sq in ours & board.kings() {
+        a |= attacks::king_attacks(sq);
+    }
+    a
 }
 
 /// The board after `mv` (only the pieces; nothing else of the position).
@@ -473,6 +500,98 @@ mod tests {
         let away = moves.iter().find(|m| m.to() == Square::F3).unwrap();
         assert_eq!(material_swing(&p, a3), -320);
         assert_eq!(material_swing(&p, away), 0);
+    }
+
+    #[test]
+    fn attacked_squares_are_those_with_attackers() {
+        // Positions along seeded random games, both colours, with and without a square
+        // emptied (as the static exchange does).
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n as u64) as usize
+        };
+        for _ in 0..200 {
+            let mut p = Chess::default();
+            for _ in 0..next(120) {
+                let moves = p.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                p.play_unchecked(moves[next(moves.len())]);
+            }
+            let board = p.board();
+            let hole = Square::new(next(64) as u32);
+            for occupied in [
+                board.occupied(),
+                board.occupied() & !Bitboard::from_square(hole),
+            ] {
+                for color in [Color::White, Color::Black] {
+                    let a = attacked_by(board, color, occupied);
+                    for sq in Square::ALL {
+                        assert_eq!(
+                            a.contains(sq),
+                            board.attacks_to(sq, color, occupied).any(),
+                            "{} {sq:?} {color:?}",
+                            shakmaty::fen::Fen::from_position(&p, shakmaty::EnPassantMode::Legal)
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`material_swing`] as first written: every piece of the mover looked at, each with
+    /// its own `attacks_to`.
+    fn material_swing_one_by_one(pos: &Chess, mv: &Move) -> i32 {
+        let us = pos.turn();
+        let them = !us;
+        let mut gain = mv.capture().map_or(0, centipawns);
+        if let Some(p) = mv.promotion() {
+            gain += centipawns(p) - centipawns(Role::Pawn);
+        }
+        let board = &board_after(pos.board(), us, mv);
+        let occupied = board.occupied();
+        let mut threat = 0;
+        for sq in board.by_color(us) & !board.kings() {
+            if board.attacks_to(sq, them, occupied).any() {
+                threat = threat.max(see(board, sq, them));
+            }
+        }
+        gain - threat
+    }
+
+    #[test]
+    fn material_swing_looks_at_the_attacked_pieces_only() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n as u64) as usize
+        };
+        let mut moves_seen = 0;
+        for _ in 0..300 {
+            let mut p = Chess::default();
+            for _ in 0..next(100) {
+                let moves = p.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                p.play_unchecked(moves[next(moves.len())]);
+            }
+            for m in &p.legal_moves() {
+                assert_eq!(
+                    material_swing(&p, m),
+                    material_swing_one_by_one(&p, m),
+                    "{m:?}"
+                );
+                moves_seen += 1;
+            }
+        }
+        assert!(moves_seen > 5_000, "{moves_seen}");
     }
 
     #[test]
