@@ -487,7 +487,7 @@ pub struct RepairEvalArgs {
     pub auto_lang: bool,
 
     /// Decode with raw confidences and fit the per-status calibration on them (prints
-    /// the pairs for `decode::Calibration`).
+    /// the triples for `decode::Calibration`).
     #[arg(long)]
     pub fit_calibration: bool,
 

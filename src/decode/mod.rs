@@ -279,31 +279,34 @@ impl Default for Costs {
     }
 }
 
-/// Per-status Platt scaling of the raw confidence: `σ(a · logit(raw) + b)`.
+/// Per-status beta calibration of the raw confidence `c`:
+/// `σ(a · ln c − b · ln(1 − c) + m)` (Kull, Silva Filho and Flach, 2017). With `a = b` it
+/// is Platt scaling, `σ(a · logit c + m)`; the two slopes let the low end of a status
+/// (an `ok` ply the beam is split about) fall faster than its high end rises.
 ///
 /// The raw confidence (beam agreement × reading share × correction cost × flagged
-/// neighbours) orders plies well but is not a probability. These pairs map it to one,
+/// neighbours) orders plies well but is not a probability. These triples map it to one,
 /// per status. The defaults come from
 /// `hamle eval repair datasets/games --games 400 --noise 0.05,0.10 --seed 11 --fit-calibration`
 /// and are checked on another sample (seed 1, 300 games) by the README's eval command.
 #[derive(Debug, Clone)]
 pub struct Calibration {
-    pub ok: (f32, f32),
-    pub corrected: (f32, f32),
-    pub illegal: (f32, f32),
-    pub unreadable: (f32, f32),
-    pub missing: (f32, f32),
+    pub ok: (f32, f32, f32),
+    pub corrected: (f32, f32, f32),
+    pub illegal: (f32, f32, f32),
+    pub unreadable: (f32, f32, f32),
+    pub missing: (f32, f32, f32),
 }
 
 impl Default for Calibration {
     fn default() -> Self {
-        // Refitted in session 31 for the move prior's material swing.
+        // Refitted in session 35 as beta calibration (session 31's Platt pairs before).
         Calibration {
-            ok: (0.593, 2.702),
-            corrected: (0.247, 3.527),
-            illegal: (1.719, 1.473),
-            unreadable: (1.489, 2.032),
-            missing: (1.472, 1.759),
+            ok: OK_FIT,
+            corrected: CORRECTED_FIT,
+            illegal: ILLEGAL_FIT,
+            unreadable: UNREADABLE_FIT,
+            missing: MISSING_FIT,
         }
     }
 }
@@ -316,56 +319,64 @@ impl Calibration {
     /// `hamle eval repair datasets/games --games 400 --noise 0.05,0.10 --seed 11 --slips 0.05 --fit-calibration`.
     /// A corrected move there is less often the move played.
     pub fn handwritten() -> Self {
-        // Refitted in session 32 for the move prior's material swing.
+        // Session 32's Platt pairs (a, m) for the move prior's material swing, as (a, a, m).
+        let platt = |a: f32, m: f32| (a, a, m);
         Calibration {
-            ok: (0.5417, 1.9683),
-            corrected: (0.1859, 2.4859),
-            illegal: (1.5413, 0.8181),
-            unreadable: (1.1986, 1.0978),
-            missing: (1.7364, 1.3520),
+            ok: platt(0.5417, 1.9683),
+            corrected: platt(0.1859, 2.4859),
+            illegal: platt(1.5413, 0.8181),
+            unreadable: platt(1.1986, 1.0978),
+            missing: platt(1.7364, 1.3520),
         }
     }
 
     /// No scaling: the raw confidence (what `--fit-calibration` fits on).
     pub fn identity() -> Self {
+        let one = (1.0, 1.0, 0.0);
         Calibration {
-            ok: (1.0, 0.0),
-            corrected: (1.0, 0.0),
-            illegal: (1.0, 0.0),
-            unreadable: (1.0, 0.0),
-            missing: (1.0, 0.0),
+            ok: one,
+            corrected: one,
+            illegal: one,
+            unreadable: one,
+            missing: one,
         }
     }
 
-    /// Fits the (a, b) pair of each status by logistic regression of "the ply was
-    /// right" on logit(raw confidence). A status with fewer than 20 samples keeps the
-    /// identity.
+    /// Fits the (a, b, m) triple of each status by logistic regression of "the ply was
+    /// right" on `ln c` and `−ln(1 − c)` of the raw confidence `c` (Newton's method). A fit
+    /// with a negative slope would not be monotone: that status gets Platt scaling
+    /// (`a = b`, one feature `logit c`) instead. A status with fewer than 20 samples keeps
+    /// the identity.
     pub fn fit(samples: &[(Status, f32, bool)]) -> Self {
-        let one = |st: Status| -> (f32, f32) {
-            let xs: Vec<(f64, f64)> = samples
+        let one = |st: Status| -> (f32, f32, f32) {
+            let data: Vec<(f64, f64)> = samples
                 .iter()
                 .filter(|s| s.0 == st)
                 .map(|&(_, c, right)| {
-                    let c = f64::from(c).clamp(1e-3, 1.0 - 1e-3);
-                    ((c / (1.0 - c)).ln(), if right { 1.0 } else { 0.0 })
+                    (
+                        f64::from(c).clamp(1e-3, 1.0 - 1e-3),
+                        f64::from(u8::from(right)),
+                    )
                 })
                 .collect();
-            if xs.len() < 20 {
-                return (1.0, 0.0);
+            if data.len() < 20 {
+                return (1.0, 1.0, 0.0);
             }
-            let (mut a, mut b) = (1.0f64, 0.0f64);
-            let n = xs.len() as f64;
-            for _ in 0..2000 {
-                let (mut ga, mut gb) = (0.0, 0.0);
-                for &(x, y) in &xs {
-                    let p = 1.0 / (1.0 + (-(a * x + b)).exp());
-                    ga += (p - y) * x;
-                    gb += p - y;
-                }
-                a -= ga / n;
-                b -= gb / n;
+            let beta: Vec<([f64; 3], f64)> = data
+                .iter()
+                .map(|&(c, y)| ([c.ln(), -(1.0 - c).ln(), 1.0], y))
+                .collect();
+            let [a, b, m] = logistic_fit(&beta, [1.0, 1.0, 0.0]);
+            if a >= 0.0 && b >= 0.0 {
+                return (a as f32, b as f32, m as f32);
             }
-            (a as f32, b as f32)
+            // Platt: the slope's feature in both places, no third one.
+            let platt: Vec<([f64; 3], f64)> = data
+                .iter()
+                .map(|&(c, y)| ([(c / (1.0 - c)).ln(), 1.0, 0.0], y))
+                .collect();
+            let [a, m, _] = logistic_fit(&platt, [1.0, 0.0, 0.0]);
+            (a as f32, a as f32, m as f32)
         };
         Calibration {
             ok: one(Status::Ok),
@@ -378,7 +389,7 @@ impl Calibration {
 
     /// The calibrated confidence of a ply with this status and raw confidence.
     pub fn apply(&self, status: Status, raw: f32) -> f32 {
-        let (a, b) = match status {
+        let (a, b, m) = match status {
             Status::Ok => self.ok,
             Status::Corrected => self.corrected,
             Status::Illegal => self.illegal,
@@ -386,9 +397,91 @@ impl Calibration {
             Status::Missing => self.missing,
         };
         let c = raw.clamp(1e-3, 1.0 - 1e-3);
-        let z = a * (c / (1.0 - c)).ln() + b;
+        let z = a * c.ln() - b * (1.0 - c).ln() + m;
         1.0 / (1.0 + (-z).exp())
     }
+}
+
+/// The default calibration's triples (a, b, m), see [`Calibration`].
+const OK_FIT: (f32, f32, f32) = (4.997, 0.2079, 4.400);
+const CORRECTED_FIT: (f32, f32, f32) = (0.07412, 0.7970, 2.834);
+// Beta fits with a negative slope: Platt scaling, the same as session 31's pairs.
+const ILLEGAL_FIT: (f32, f32, f32) = (1.719, 1.719, 1.473);
+const UNREADABLE_FIT: (f32, f32, f32) = (1.489, 1.489, 2.032);
+const MISSING_FIT: (f32, f32, f32) = (1.472, 1.472, 1.759);
+
+/// Maximum-likelihood weights of a logistic regression of `y` on `x` (Newton's method with
+/// step halving, from `w`); features that are always 0 keep their weight.
+fn logistic_fit(data: &[([f64; 3], f64)], mut w: [f64; 3]) -> [f64; 3] {
+    let z = |w: &[f64; 3], x: &[f64; 3]| -> f64 { (0..3).map(|k| w[k] * x[k]).sum() };
+    let loss = |w: &[f64; 3]| -> f64 {
+        data.iter()
+            .map(|(x, y)| {
+                let t = z(w, x);
+                // ln(1 + e^t) − y·t, without overflow
+                t.max(0.0) + (-t.abs()).exp().ln_1p() - y * t
+            })
+            .sum()
+    };
+    for _ in 0..100 {
+        let mut g = [0.0f64; 3];
+        let mut h = [[0.0f64; 3]; 3];
+        for (x, y) in data {
+            let p = 1.0 / (1.0 + (-z(&w, x)).exp());
+            for k in 0..3 {
+                g[k] += (p - y) * x[k];
+                for l in 0..3 {
+                    h[k][l] += p * (1.0 - p) * x[k] * x[l];
+                }
+            }
+        }
+        for (k, row) in h.iter_mut().enumerate() {
+            // Unused features (all 0) would make `h` singular.
+            row[k] += 1e-9;
+        }
+        let Some(step) = solve3(h, g) else { break };
+        let before = loss(&w);
+        let mut t = 1.0;
+        let mut next = w;
+        while t > 1e-6 {
+            next = [w[0] - t * step[0], w[1] - t * step[1], w[2] - t * step[2]];
+            if loss(&next) <= before {
+                break;
+            }
+            t /= 2.0;
+        }
+        if t <= 1e-6 {
+            break;
+        }
+        let moved = (0..3).map(|k| (next[k] - w[k]).abs()).fold(0.0, f64::max);
+        w = next;
+        if moved < 1e-10 {
+            break;
+        }
+    }
+    w
+}
+
+/// The solution of the 3 × 3 system `h · x = g` (Cramer's rule), if `h` is not singular.
+fn solve3(h: [[f64; 3]; 3], g: [f64; 3]) -> Option<[f64; 3]> {
+    let det = |m: [[f64; 3]; 3]| {
+        m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+            - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+    };
+    let d = det(h);
+    if d.abs() < 1e-300 {
+        return None;
+    }
+    let mut x = [0.0; 3];
+    for (k, xk) in x.iter_mut().enumerate() {
+        let mut m = h;
+        for (row, gv) in m.iter_mut().zip(g) {
+            row[k] = gv;
+        }
+        *xk = det(m) / d;
+    }
+    Some(x)
 }
 
 /// How the engine reads one input.
@@ -1665,24 +1758,56 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn calibration_fit_recovers_a_known_scaling() {
-        // Plies whose true accuracy is σ(0.5 · logit(raw) + 1).
+    /// Seeded samples of status `st` whose true accuracy at raw confidence `c` is
+    /// σ(a · ln c − b · ln(1 − c) + m).
+    fn calibration_samples(st: Status, (a, b, m): (f32, f32, f32)) -> Vec<(Status, f32, bool)> {
         let mut samples = Vec::new();
         let mut state = 7u64;
-        for k in 0..4000 {
+        for k in 0..8000 {
             let raw = (k % 97) as f32 / 97.0 * 0.98 + 0.01;
-            let p = 1.0 / (1.0 + (-(0.5 * (raw / (1.0 - raw)).ln() + 1.0)).exp());
+            let p = 1.0 / (1.0 + (-(a * raw.ln() - b * (1.0 - raw).ln() + m)).exp());
             state = state
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let u = (state >> 33) as f32 / (1u64 << 31) as f32;
-            samples.push((Status::Corrected, raw, u < p));
+            samples.push((st, raw, u < p));
         }
-        let c = Calibration::fit(&samples);
-        assert!((c.corrected.0 - 0.5).abs() < 0.15, "{:?}", c.corrected);
-        assert!((c.corrected.1 - 1.0).abs() < 0.25, "{:?}", c.corrected);
-        assert_eq!(c.ok, (1.0, 0.0));
+        samples
+    }
+
+    #[test]
+    fn calibration_fit_recovers_a_known_scaling() {
+        // Platt scaling σ(0.5 · logit(raw) + 1): both slopes 0.5.
+        let c = Calibration::fit(&calibration_samples(Status::Corrected, (0.5, 0.5, 1.0)));
+        let (a, b, m) = c.corrected;
+        assert!((a - 0.5).abs() < 0.15, "{:?}", c.corrected);
+        assert!((b - 0.5).abs() < 0.15, "{:?}", c.corrected);
+        assert!((m - 1.0).abs() < 0.3, "{:?}", c.corrected);
+        // A steep low end and a flat high end, which Platt scaling cannot express.
+        let c = Calibration::fit(&calibration_samples(Status::Ok, (2.0, 0.3, 1.5)));
+        let (a, b, m) = c.ok;
+        assert!((a - 2.0).abs() < 0.4, "{:?}", c.ok);
+        assert!((b - 0.3).abs() < 0.15, "{:?}", c.ok);
+        assert!((m - 1.5).abs() < 0.4, "{:?}", c.ok);
+        // Too few samples: the identity.
+        assert_eq!(c.corrected, (1.0, 1.0, 0.0));
+        // Right mostly in the middle: a beta fit would fall at the high end (b < 0), so
+        // the status gets monotone Platt scaling, one slope.
+        let mut state = 11u64;
+        let samples: Vec<(Status, f32, bool)> = (0..4000)
+            .map(|k| {
+                let raw = (k % 97) as f32 / 97.0 * 0.98 + 0.01;
+                let p = if (0.3..0.7).contains(&raw) { 0.9 } else { 0.3 };
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let u = (state >> 33) as f32 / (1u64 << 31) as f32;
+                (Status::Illegal, raw, u < p)
+            })
+            .collect();
+        let (a, b, _) = Calibration::fit(&samples).illegal;
+        assert_eq!(a, b);
+        assert_eq!(Calibration::identity().apply(Status::Ok, 0.8), 0.8);
     }
 
     #[test]

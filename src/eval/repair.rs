@@ -65,7 +65,7 @@ pub struct RepairEvalOptions {
     /// Run auto-detection (`lang: None`) on every game, not only on every tenth.
     pub auto_lang: bool,
     /// Decode with raw (uncalibrated) confidences and fit the per-status calibration on
-    /// them; the report then carries the fitted pairs.
+    /// them; the report then carries the fitted triples.
     pub fit_calibration: bool,
     /// Decode with [`DecodeCalibration::handwritten`] (ignored with `fit_calibration`).
     pub hand: bool,
@@ -182,6 +182,9 @@ pub struct Calibration {
     pub bins: Vec<CalibrationBin>,
     /// The same table for the plies with status `corrected` alone.
     pub corrected_bins: Vec<CalibrationBin>,
+    /// The same table for the plies with status `ok` alone (where the wrong ones are the
+    /// worst outcome: a move stated as read).
+    pub ok_bins: Vec<CalibrationBin>,
     /// Expected calibration error over `bins`: Σ n_b/N · |accuracy_b − mean confidence_b|.
     pub ece: f64,
     /// Plies with status `ok`, and how many of them were right (target ≥ 99 %).
@@ -245,7 +248,7 @@ pub struct LevelReport {
 /// Everything `hamle eval repair` measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct RepairEvalReport {
-    /// With `fit_calibration`: the fitted per-status pairs (the tables below then show
+    /// With `fit_calibration`: the fitted per-status triples (the tables below then show
     /// raw confidences).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub calibration: Option<FittedCalibration>,
@@ -261,15 +264,15 @@ pub struct RepairEvalReport {
     pub levels: Vec<LevelReport>,
 }
 
-/// Per-status Platt pairs (a, b) as fitted, in the layout of
+/// Per-status beta-calibration triples (a, b, m) as fitted, in the layout of
 /// [`crate::decode::Calibration`].
 #[derive(Debug, Clone, Serialize)]
 pub struct FittedCalibration {
-    pub ok: (f32, f32),
-    pub corrected: (f32, f32),
-    pub illegal: (f32, f32),
-    pub unreadable: (f32, f32),
-    pub missing: (f32, f32),
+    pub ok: (f32, f32, f32),
+    pub corrected: (f32, f32, f32),
+    pub illegal: (f32, f32, f32),
+    pub unreadable: (f32, f32, f32),
+    pub missing: (f32, f32, f32),
 }
 
 impl From<DecodeCalibration> for FittedCalibration {
@@ -956,6 +959,7 @@ fn level_report(noise: f32, auto: bool, outs: &[&Outcome]) -> LevelReport {
         (0, 0, 0, 0);
     let mut bins = [(0usize, 0usize, 0f64); 6];
     let mut corrected_bins = [(0usize, 0usize, 0f64); 6];
+    let mut ok_bins = [(0usize, 0usize, 0f64); 6];
     let mut slip = SlipReport::default();
     let mut slip_status = [(0usize, 0usize); 5];
     let (mut wrong, mut wrong_flagged) = (0, 0);
@@ -1017,8 +1021,10 @@ fn level_report(noise: f32, auto: bool, outs: &[&Outcome]) -> LevelReport {
                         wrong_flagged += usize::from(p.status.is_flagged());
                     }
                     tally(&mut bins, p.confidence, p.right);
-                    if p.status == Status::Corrected {
-                        tally(&mut corrected_bins, p.confidence, p.right);
+                    match p.status {
+                        Status::Corrected => tally(&mut corrected_bins, p.confidence, p.right),
+                        Status::Ok => tally(&mut ok_bins, p.confidence, p.right),
+                        _ => {}
                     }
                 }
                 for &c in extra {
@@ -1063,6 +1069,7 @@ fn level_report(noise: f32, auto: bool, outs: &[&Outcome]) -> LevelReport {
 
     let (cal_bins, ece) = reliability(&bins);
     let (corrected_bins, _) = reliability(&corrected_bins);
+    let (ok_bins, _) = reliability(&ok_bins);
     let (ok_plies, ok_right) = status[0];
 
     ms_game.sort_by(f64::total_cmp);
@@ -1116,6 +1123,7 @@ fn level_report(noise: f32, auto: bool, outs: &[&Outcome]) -> LevelReport {
         calibration: Calibration {
             bins: cal_bins,
             corrected_bins,
+            ok_bins,
             ece,
             ok_plies,
             ok_right,
@@ -1343,6 +1351,8 @@ impl fmt::Display for RepairEvalReport {
             write_bins(f, &c.bins)?;
             writeln!(f, "    `corrected` plies alone:")?;
             write_bins(f, &c.corrected_bins)?;
+            writeln!(f, "    `ok` plies alone:")?;
+            write_bins(f, &c.ok_bins)?;
             writeln!(
                 f,
                 "  timing: {} calls, {:.2} ms/game mean, {:.2} p95, {:.2} max; {:.2} ms/100 plies mean, {:.2} p95",
@@ -1520,6 +1530,14 @@ mod tests {
             .map(|b| (b.count, b.right))
             .collect();
         assert_eq!(counts, vec![(0, 0), (0, 0), (1, 1), (0, 0), (0, 0), (0, 0)]);
+        // The ok plies alone: the four at the top.
+        let counts: Vec<(usize, usize)> = r
+            .calibration
+            .ok_bins
+            .iter()
+            .map(|b| (b.count, b.right))
+            .collect();
+        assert_eq!(counts, vec![(0, 0), (0, 0), (0, 0), (0, 0), (0, 0), (4, 3)]);
         // Bins: [0,.5): 1 extra wrong @0.3; [.5,.7): 1 right @0.6; [.7,.9): 1 right @0.8;
         // [.99,1]: 4 plies, 3 right, mean 0.99725.
         let expected = (0.3 + 0.4 + 0.2 + 4.0 * (0.99725f64 - 0.75).abs()) / 7.0;

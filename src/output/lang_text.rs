@@ -15,8 +15,10 @@
 //! - **Doubt goes on trailing lines** that start with `;` (a line comment, so the text
 //!   reads back through `hamle repair` unchanged):
 //!   `; kontrol edilmeli: 2. c4 (düzeltildi, okunan "c5"), 9. e3 (eksik)` — each flagged ply
-//!   with its status and what was read. The labels are Turkish for Turkish and English for
-//!   every other language (`; check: 2. c4 (corrected, read "c5"), 9. e3 (missing)`).
+//!   with its status and what was read, and each `ok` ply read with a confidence under
+//!   [`crate::record::UNSURE_BELOW`] (`12. Vd2 (emin değil 0.74, okunan "Vd2", belki Vd3)`).
+//!   The labels are Turkish for Turkish and English for every other language (`; check:
+//!   2. c4 (corrected, read "c5"), 9. e3 (missing)`).
 //! - **A ply without a move** ends the moves line; a trailing line says where and keeps the
 //!   rest of what was read: `; kayıt burada kesiliyor: 12... "Şe9" (kurala aykırı); sonra
 //!   okunan: 13. "Af3"`.
@@ -49,6 +51,8 @@ struct Labels {
     illegal: &'static str,
     unreadable: &'static str,
     missing: &'static str,
+    unsure: &'static str,
+    or: &'static str,
 }
 
 const TURKISH: Labels = Labels {
@@ -64,6 +68,8 @@ const TURKISH: Labels = Labels {
     illegal: "kurala aykırı",
     unreadable: "okunamadı",
     missing: "eksik",
+    unsure: "emin değil",
+    or: "belki",
 };
 
 const ENGLISH: Labels = Labels {
@@ -79,6 +85,8 @@ const ENGLISH: Labels = Labels {
     illegal: "illegal as written",
     unreadable: "unreadable",
     missing: "missing",
+    unsure: "unsure",
+    or: "or",
 };
 
 impl Labels {
@@ -129,6 +137,8 @@ pub fn write(game: &Game, lang: &Lang, w: &mut impl Write) -> io::Result<()> {
         let text = san_string(san, lang, is_en_passant(p));
         if p.status.is_flagged() {
             flagged.push(format!("{label} {text} ({})", why(p, labels)));
+        } else if p.is_unsure() {
+            flagged.push(format!("{label} {text} ({})", unsure(p, lang, labels)));
         }
         words.push(text);
         if p.draw_offer {
@@ -161,6 +171,26 @@ fn why(p: &PlyRecord, labels: &Labels) -> String {
     let mut s = labels.status(p.status).to_string();
     if let Some(r) = p.read.as_deref().filter(|_| p.status != Status::Missing) {
         s.push_str(&format!(", {} {}", labels.read, quoted(r)));
+    }
+    if p.draw_offer {
+        s.push_str(", ");
+        s.push_str(labels.draw_offer);
+    }
+    s
+}
+
+/// `emin değil 0.74, okunan "Vd2", belki Vd3`: an `ok` ply read with little confidence.
+fn unsure(p: &PlyRecord, lang: &Lang, labels: &Labels) -> String {
+    let mut s = format!("{} {:.2}", labels.unsure, p.confidence);
+    if let Some(r) = p.read.as_deref() {
+        s.push_str(&format!(", {} {}", labels.read, quoted(r)));
+    }
+    if let Some(alt) = p.alternatives.first() {
+        s.push_str(&format!(
+            ", {} {}",
+            labels.or,
+            san_string(&alt.san, lang, false)
+        ));
     }
     if p.draw_offer {
         s.push_str(", ");
@@ -210,7 +240,7 @@ pub fn to_string(game: &Game, lang: &Lang) -> String {
 mod tests {
     use super::*;
     use crate::notation::{english, lang, turkish};
-    use crate::output::testutil::{game, plies_from, SEED_001};
+    use crate::output::testutil::{game, plies_from, unsure_game, SEED_001};
     use shakmaty::fen::Fen;
     use shakmaty::{CastlingMode, Chess};
 
@@ -268,6 +298,17 @@ mod tests {
         );
         assert!(to_string(&g, english())
             .ends_with("; check: 2... e6 (corrected, read \"e5\"), 9. e3 (missing)\n"));
+    }
+
+    #[test]
+    fn an_unsure_ok_ply_is_in_the_check_list() {
+        let g = unsure_game();
+        assert_eq!(
+            to_string(&g, turkish()),
+            "1. e4 e5 2. Af3\n; kontrol edilmeli: 2. Af3 (emin değil 0.62, okunan \"Af3\", belki Ac3)\n"
+        );
+        assert!(to_string(&g, english())
+            .ends_with("; check: 2. Nf3 (unsure 0.62, read \"Af3\", or Nc3)\n"));
     }
 
     #[test]

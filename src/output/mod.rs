@@ -222,6 +222,21 @@ pub(crate) mod testutil {
         (out, pos)
     }
 
+    /// `1. e4 e5 2. Nf3`, with 2. Nf3 read as `Af3` at 0.62 and Nc3 its runner-up.
+    pub fn unsure_game() -> Game {
+        let mut g = game(&["e4", "e5", "Nf3"], GameResult::Unknown);
+        let (other, _) = plies_from(&Chess::default(), &["e4", "e5", "Nc3"]);
+        let p = &mut g.plies[2];
+        p.confidence = 0.62;
+        p.read = Some("Af3".into());
+        p.alternatives = vec![Alternative {
+            mv: other[2].mv.unwrap(),
+            san: other[2].san.unwrap(),
+            prob: 0.3,
+        }];
+        g
+    }
+
     /// A game of ok plies from the standard start.
     pub fn game(sans: &[&str], result: GameResult) -> Game {
         game_in(english(), sans, result)

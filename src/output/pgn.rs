@@ -13,7 +13,9 @@
 //! - **Moves** in English SAN with move numbers (`12...` again after a comment).
 //! - **Doubt** as a comment after the ply whose status is not ok:
 //!   `{corrected: read "Af4"}`, `{illegal as written: "Ke9"; guessed Kf1}`,
-//!   `{unreadable: read "~~"; guessed Nf3}`, `{missing: guessed e3}`. A draw offer (`=` on
+//!   `{unreadable: read "~~"; guessed Nf3}`, `{missing: guessed e3}`, and after an `ok` ply
+//!   read with a confidence under [`crate::record::UNSURE_BELOW`]:
+//!   `{unsure: 0.74, read "Vd2"; or Qd3}` (the runner-up, when there is one). A draw offer (`=` on
 //!   a scoresheet, which PGN has no sign for) is `{draw offer}`, joined to the same comment.
 //! - **A ply without a move** (the engine had no guess) cannot be written as movetext: the
 //!   movetext stops before it and a comment keeps what was read from there on:
@@ -187,6 +189,16 @@ fn ply_comment(p: &PlyRecord, guessed: &str) -> String {
     let mut parts: Vec<String> = Vec::new();
     let read = p.read.as_deref().map(quoted);
     match (p.status, read) {
+        (Status::Ok, read) if p.is_unsure() => {
+            let mut unsure = format!("unsure: {:.2}", p.confidence);
+            if let Some(r) = read {
+                unsure.push_str(&format!(", read {r}"));
+            }
+            if let Some(alt) = p.alternatives.first() {
+                unsure.push_str(&format!("; or {}", san_string(&alt.san, english(), false)));
+            }
+            parts.push(unsure);
+        }
         (Status::Ok, _) => {}
         (Status::Corrected, Some(r)) => parts.push(format!("corrected: read {r}")),
         (Status::Corrected, None) => parts.push("corrected".to_string()),
@@ -274,7 +286,7 @@ fn write_wrapped(words: &[String], width: usize, w: &mut impl Write) -> io::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::testutil::{game, plies_from, SEED_001};
+    use crate::output::testutil::{game, plies_from, unsure_game, SEED_001};
     use crate::record::{GameResult, Termination};
     use shakmaty::fen::Fen;
     use shakmaty::{CastlingMode, Chess};
@@ -312,6 +324,18 @@ mod tests {
             ]
         );
         assert_eq!(movetext(&pgn), "1. e4 e5 *");
+    }
+
+    #[test]
+    fn an_unsure_ok_ply_gets_a_comment() {
+        let mut g = unsure_game();
+        assert_eq!(
+            movetext(&to_string(&g)),
+            "1. e4 e5 2. Nf3 {unsure: 0.62, read \"Af3\"; or Nc3} *"
+        );
+        // At the threshold it is written plain.
+        g.plies[2].confidence = crate::record::UNSURE_BELOW;
+        assert_eq!(movetext(&to_string(&g)), "1. e4 e5 2. Nf3 *");
     }
 
     #[test]
