@@ -502,26 +502,36 @@ mod tests {
         assert_eq!(material_swing(&p, away), 0);
     }
 
-    #[test]
-    fn attacked_squares_are_those_with_attackers() {
-        // Positions along seeded random games, both colours, with and without a square
-        // emptied (as the static exchange does).
-        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: usize| {
+    /// Seeded numbers below `n` (xorshift).
+    fn xorshift(mut rng: u64) -> impl FnMut(usize) -> usize {
+        move |n| {
             rng ^= rng << 13;
             rng ^= rng >> 7;
             rng ^= rng << 17;
             (rng % n as u64) as usize
-        };
-        for _ in 0..200 {
-            let mut p = Chess::default();
-            for _ in 0..next(120) {
-                let moves = p.legal_moves();
-                if moves.is_empty() {
-                    break;
-                }
-                p.play_unchecked(moves[next(moves.len())]);
+        }
+    }
+
+    /// The position after up to `max_plies` random legal moves from the start.
+    fn random_position(next: &mut impl FnMut(usize) -> usize, max_plies: usize) -> Chess {
+        let mut p = Chess::default();
+        for _ in 0..next(max_plies) {
+            let moves = p.legal_moves();
+            if moves.is_empty() {
+                break;
             }
+            p.play_unchecked(moves[next(moves.len())]);
+        }
+        p
+    }
+
+    #[test]
+    fn attacked_squares_are_those_with_attackers() {
+        // Positions along seeded random games, both colours, with and without a square
+        // emptied (as the static exchange does).
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..200 {
+            let p = random_position(&mut next, 120);
             let board = p.board();
             let hole = Square::new(next(64) as u32);
             for occupied in [
@@ -565,23 +575,10 @@ mod tests {
 
     #[test]
     fn material_swing_looks_at_the_attacked_pieces_only() {
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: usize| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            (rng % n as u64) as usize
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let mut moves_seen = 0;
         for _ in 0..300 {
-            let mut p = Chess::default();
-            for _ in 0..next(100) {
-                let moves = p.legal_moves();
-                if moves.is_empty() {
-                    break;
-                }
-                p.play_unchecked(moves[next(moves.len())]);
-            }
+            let p = random_position(&mut next, 100);
             for m in &p.legal_moves() {
                 assert_eq!(
                     material_swing(&p, m),
