@@ -302,11 +302,12 @@ impl Default for Calibration {
     fn default() -> Self {
         // Refitted in session 35 as beta calibration (session 31's Platt pairs before).
         Calibration {
-            ok: OK_FIT,
-            corrected: CORRECTED_FIT,
-            illegal: ILLEGAL_FIT,
-            unreadable: UNREADABLE_FIT,
-            missing: MISSING_FIT,
+            ok: (4.997, 0.2079, 4.400),
+            corrected: (0.07412, 0.7970, 2.834),
+            // Beta fits with a negative slope: Platt scaling, as session 31's pairs.
+            illegal: (1.719, 1.719, 1.473),
+            unreadable: (1.489, 1.489, 2.032),
+            missing: (1.472, 1.472, 1.759),
         }
     }
 }
@@ -332,13 +333,12 @@ impl Calibration {
 
     /// No scaling: the raw confidence (what `--fit-calibration` fits on).
     pub fn identity() -> Self {
-        let one = (1.0, 1.0, 0.0);
         Calibration {
-            ok: one,
-            corrected: one,
-            illegal: one,
-            unreadable: one,
-            missing: one,
+            ok: IDENTITY,
+            corrected: IDENTITY,
+            illegal: IDENTITY,
+            unreadable: IDENTITY,
+            missing: IDENTITY,
         }
     }
 
@@ -360,7 +360,7 @@ impl Calibration {
                 })
                 .collect();
             if data.len() < 20 {
-                return (1.0, 1.0, 0.0);
+                return IDENTITY;
             }
             let beta: Vec<([f64; 3], f64)> = data
                 .iter()
@@ -402,13 +402,8 @@ impl Calibration {
     }
 }
 
-/// The default calibration's triples (a, b, m), see [`Calibration`].
-const OK_FIT: (f32, f32, f32) = (4.997, 0.2079, 4.400);
-const CORRECTED_FIT: (f32, f32, f32) = (0.07412, 0.7970, 2.834);
-// Beta fits with a negative slope: Platt scaling, the same as session 31's pairs.
-const ILLEGAL_FIT: (f32, f32, f32) = (1.719, 1.719, 1.473);
-const UNREADABLE_FIT: (f32, f32, f32) = (1.489, 1.489, 2.032);
-const MISSING_FIT: (f32, f32, f32) = (1.472, 1.472, 1.759);
+/// The scaling that leaves a confidence as it is (`σ(ln c − ln(1 − c)) = c`).
+const IDENTITY: (f32, f32, f32) = (1.0, 1.0, 0.0);
 
 /// Maximum-likelihood weights of a logistic regression of `y` on `x` (Newton's method with
 /// step halving, from `w`); features that are always 0 keep their weight.
