@@ -11,7 +11,7 @@
 //! | path | what |
 //! |---|---|
 //! | `NAME.pgn` | every game of the input, and every position as a PGN game with `SetUp`/`FEN` |
-//! | `NAME.json` | one JSON object per record, as `hamle read --format json` prints them (`kind` `sheet`, `board`, `text`, or `none` for a page of a document that held no chess) |
+//! | `NAME.json` | one JSON object per record, as `hamle read --format json` prints them (`kind` `sheet`, `board`, `text`, or `none` for a page of a document that held no chess; a board's reader as `board_kind`, `diagram` or `physical`) |
 //! | `errors.jsonl` | one object per failure: `file`, `page` (1-based or `null`), `reason` (`unreadable`, `not_chess`, `blank`, `no_game`, `model`, `output`), `error` |
 //! | `summary.json` | the [`Summary`] |
 //! | `report.html` | the review report ([`crate::report`]): every input's records, flagged first, with crops |

@@ -6,7 +6,9 @@
 //!
 //! The page is tried as a scoresheet first (the sheet layout needs a ruled move grid, and
 //! fails within milliseconds on anything else: all 63 dev board images are refused), then as
-//! a board. Printed book pages (columns of move text beside diagrams) are read as boards
+//! a board, as `hamle board --kind auto` reads one: diagrams first, and an image file in
+//! which none is found, or one only unsurely, also as a photo of a physical set (from its
+//! colour; pages of PDFs and TIFFs are kept grey and read as diagrams). Printed book pages (columns of move text beside diagrams) are read as boards
 //! only: their text needs the printed-line recognizer, which hamle does not have yet.
 //!
 //! This module owns the choice of reader and the records written for each page ([`Content::values`],
@@ -17,7 +19,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::board::{BoardConfig, BoardError, BoardReading};
+use crate::board::{BoardConfig, BoardError, BoardKind, BoardReading};
 use crate::decode::{repair_text, DecodeConfig};
 use crate::output::{json, pgn};
 use crate::pages::{Page, PageError};
@@ -101,23 +103,50 @@ impl ReadError {
 ///
 /// [`ReadError::BlankSheet`], [`ReadError::NotChess`] or [`ReadError::Model`].
 pub fn read_page(page: &Page, cfg: &ReadConfig) -> Result<Content, ReadError> {
+    read_page_in_colour(page, cfg, || None)
+}
+
+/// [`read_page`], with the page in colour at hand (`colour`, asked for only when needed):
+/// with `--kind auto` (the default), a page in which no diagram is found, or only one
+/// read with little confidence, is also read as a photo of a physical set, as
+/// `hamle board` reads it ([`crate::board::auto_after_diagram`]). A page with two or more
+/// diagrams is a book's.
+///
+/// # Errors
+///
+/// As [`read_page`].
+pub fn read_page_in_colour(
+    page: &Page,
+    cfg: &ReadConfig,
+    colour: impl FnOnce() -> Option<image::DynamicImage>,
+) -> Result<Content, ReadError> {
     let sheet_err = match crate::sheet::read_gray(&page.gray, page.scale, &cfg.sheet) {
         Ok(r) => return Ok(Content::Sheet(Box::new(r))),
         Err(SheetError::Blank) => return Err(ReadError::BlankSheet),
         Err(SheetError::Model(e)) => return Err(ReadError::Model(e)),
         Err(e) => e.to_string(),
     };
-    match crate::board::read_all(&page.gray, &cfg.board, crate::book::MAX_DIAGRAMS) {
-        Ok(mut boards) => {
+    let found = crate::board::read_all(&page.gray, &cfg.board, crate::book::MAX_DIAGRAMS).map(
+        |mut boards| {
             for b in &mut boards {
                 b.unscale(page.scale);
             }
-            Ok(if boards.len() == 1 {
-                Content::Board(Box::new(boards.remove(0)))
-            } else {
-                Content::Boards(boards)
-            })
-        }
+            boards
+        },
+    );
+    let auto = |r| crate::board::auto_after_diagram(r, &page.gray, colour, &cfg.board);
+    let found = match found {
+        _ if cfg.board.kind != BoardKind::Auto => found,
+        Ok(mut boards) if boards.len() == 1 => auto(Ok(boards.remove(0))).map(|b| vec![b]),
+        Ok(boards) => Ok(boards),
+        Err(e) => auto(Err(e)).map(|b| vec![b]),
+    };
+    match found {
+        Ok(mut boards) => Ok(if boards.len() == 1 {
+            Content::Board(Box::new(boards.remove(0)))
+        } else {
+            Content::Boards(boards)
+        }),
         Err(BoardError::Model(e)) => Err(ReadError::Model(e)),
         Err(e) => Err(ReadError::NotChess {
             sheet: sheet_err,
@@ -138,10 +167,14 @@ pub fn read_document_page(
 ) -> Result<Content, ReadError> {
     match doc.text() {
         Some(text) => read_text(text, cfg),
-        None => doc
-            .page(index)
-            .map_err(ReadError::Page)
-            .and_then(|p| read_page(&p, cfg)),
+        // An image file is decoded again in colour if the set reader needs it.
+        None => doc.page(index).map_err(ReadError::Page).and_then(|p| {
+            read_page_in_colour(&p, cfg, || {
+                (doc.kind() == crate::pages::Kind::Image)
+                    .then(|| crate::vision::decode(doc.path()).ok())
+                    .flatten()
+            })
+        }),
     }
 }
 
@@ -240,7 +273,13 @@ impl Content {
         for v in &mut out {
             if let Some(o) = v.as_object_mut() {
                 o.insert("page".into(), page.map_or(Value::Null, |p| (p + 1).into()));
-                o.insert("kind".into(), self.kind().into());
+                // A board's own `kind` (the reader: `diagram` or `physical`) stays as
+                // `board_kind`; `kind` says what the page held.
+                if let Some(k) = o.insert("kind".into(), self.kind().into()) {
+                    if matches!(self, Content::Board(_) | Content::Boards(_)) {
+                        o.insert("board_kind".into(), k);
+                    }
+                }
             }
         }
         Ok(out)

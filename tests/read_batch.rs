@@ -270,6 +270,78 @@ fn read_a_multi_page_tiff() {
     let _ = fs::remove_dir_all(dir);
 }
 
+/// A photo of a physical set (the bundled render) read by `hamle read` as `hamle board`
+/// reads it: no diagram is found in it, so the set reader reads it from the colour image
+/// (`board_kind` physical, most squares right in the best of the four turns, as the
+/// `hamle board` test asks); a diagram image says `board_kind` diagram.
+#[test]
+fn read_a_photo_of_a_set_as_board_does() {
+    let o = hamle(&[
+        "read",
+        sample("board-set.jpg").to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let recs = lines(&o.stdout);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["kind"], "board");
+    assert_eq!(recs[0]["board_kind"], "physical");
+    let want =
+        hamle::board::parse_placement(fs::read_to_string(sample("board-set.fen")).unwrap().trim())
+            .unwrap();
+    let got = hamle::board::parse_placement(recs[0]["placement"].as_str().unwrap()).unwrap();
+    let (_, right) = hamle::board::best_turns(&got, &want);
+    assert!(
+        right >= 56,
+        "{right}/64 squares right: {}",
+        recs[0]["placement"]
+    );
+    // the same reading as `hamle board`
+    let b = hamle(&[
+        "board",
+        sample("board-set.jpg").to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let b: Value = serde_json::from_slice(&b.stdout).unwrap();
+    assert_eq!(recs[0]["placement"], b["placement"]);
+    let o = hamle(&[
+        "read",
+        sample("board-page.png").to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(lines(&o.stdout)[0]["board_kind"], "diagram");
+}
+
+/// A book diagram whose squares the sheet layout took for a ruled move grid (until session
+/// 36 `hamle read` gave a game of six "moves" read from its squares, some at 0.95): its
+/// cells are half dark, so it is no scoresheet, and `read` gives the board. Skips when
+/// `../shared/data` is missing.
+#[test]
+fn a_diagram_is_not_read_as_a_scoresheet() {
+    let img = root().join("../shared/data/boards/dev/book-99fa50c509.png");
+    if !img.exists() {
+        eprintln!("skipped: {} is missing", img.display());
+        return;
+    }
+    let o = hamle(&["sheet", img.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("half dark"), "{}", stderr(&o));
+    let o = hamle(&["read", img.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let recs = lines(&o.stdout);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["kind"], "board");
+    let want = fs::read_to_string(img.with_extension("fen")).unwrap();
+    assert_eq!(
+        recs[0]["placement"],
+        want.split_whitespace().next().unwrap()
+    );
+}
+
 /// A folder like an arbiter's: sheets, a board, move text, a PDF, and bad files.
 fn batch_folder(dir: &Path) -> PathBuf {
     let src = dir.join("in");

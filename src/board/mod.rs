@@ -266,7 +266,24 @@ fn read_auto(
     scale: f32,
     cfg: &BoardConfig,
 ) -> Result<BoardReading, BoardError> {
-    match read_scaled_gray(gray, scale, cfg) {
+    auto_after_diagram(read_scaled_gray(gray, scale, cfg), gray, || Some(img), cfg)
+}
+
+/// `--kind auto` after the diagram reader has read `gray` (the image made grey and scaled
+/// as [`vision::to_gray_scaled`] does) into `diagram`: the reading kept, or the image
+/// read as a photo of a set from `colour` (the image as decoded, asked for only when the
+/// set reader runs; `None`: no colour image, the diagram's answer stands).
+///
+/// # Errors
+///
+/// As the readers: no board, or a model fails.
+pub fn auto_after_diagram(
+    diagram: Result<BoardReading, BoardError>,
+    gray: &GrayImage,
+    colour: impl FnOnce() -> Option<image::DynamicImage>,
+    cfg: &BoardConfig,
+) -> Result<BoardReading, BoardError> {
+    match diagram {
         // A light page (a book's, a screenshot of a document) with no diagram found
         // holds no board: the set reader would read its text as pieces.
         Err(e @ BoardError::Locate(LocateError::NoBoard { .. }))
@@ -274,23 +291,24 @@ fn read_auto(
         {
             Err(e)
         }
-        Err(BoardError::Locate(LocateError::NoBoard { .. })) => {
-            physical::read_image_with(img, cfg, physical::Look::Once)
-        }
+        Err(e @ BoardError::Locate(LocateError::NoBoard { .. })) => match colour() {
+            Some(img) => physical::read_image_with(img, cfg, physical::Look::Once),
+            None => Err(e),
+        },
         // A diagram read with little confidence may be a photo of a set. How sure its
         // squares are on average tells the two apart ([`AUTO_SET_MEAN`],
         // [`AUTO_FLAT_MEAN`]); in between, the set's reading wins when it is clearly
         // surer ([`AUTO_SET_MARGIN`]).
         Ok(d) => match auto_step(d.confidence, d.mean_confidence()) {
             AutoStep::Diagram => Ok(d),
-            AutoStep::Set => {
-                Ok(physical::read_image_with(img, cfg, physical::Look::Mirrored).unwrap_or(d))
-            }
+            AutoStep::Set => Ok(colour()
+                .and_then(|img| physical::read_image_with(img, cfg, physical::Look::Mirrored).ok())
+                .unwrap_or(d)),
             // The set's reading is read only as far as it can still come out surer.
             AutoStep::SetIfSurer => {
                 let above = AUTO_SET_MARGIN * d.confidence;
-                match physical::read_image_if_surer(img, cfg, above) {
-                    Ok(Some(p)) if p.confidence > above => Ok(p),
+                match colour().map(|img| physical::read_image_if_surer(img, cfg, above)) {
+                    Some(Ok(Some(p))) if p.confidence > above => Ok(p),
                     _ => Ok(d),
                 }
             }
