@@ -189,7 +189,12 @@ pub fn collect_inputs(paths: &[PathBuf], out_dir: &Path) -> (Vec<Input>, Vec<Fai
         match fs::metadata(p) {
             Ok(m) if m.is_dir() => {
                 let mut files = Vec::new();
-                walk(p, p, out_canon.as_deref(), &mut files, &mut failures);
+                let mut dirs = HashSet::new();
+                let w = Walk {
+                    root: p,
+                    skip: out_canon.as_deref(),
+                };
+                w.dir(p, &mut dirs, &mut files, &mut failures);
                 for (path, rel) in files {
                     if seen.insert(fs::canonicalize(&path).unwrap_or_else(|_| path.clone())) {
                         let display = path.display().to_string();
@@ -217,51 +222,74 @@ pub fn collect_inputs(paths: &[PathBuf], out_dir: &Path) -> (Vec<Input>, Vec<Fai
     (name_inputs(found), failures)
 }
 
-/// Regular files under `dir`, sorted, with their paths relative to `root` (`/`-separated).
-fn walk(
-    root: &Path,
-    dir: &Path,
-    skip: Option<&Path>,
-    out: &mut Vec<(PathBuf, String)>,
-    failures: &mut Vec<Failure>,
-) {
-    let entries = match fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) => {
-            failures.push(Failure {
-                file: dir.display().to_string(),
-                page: None,
-                reason: "unreadable".into(),
-                error: format!("cannot list the folder: {e}"),
-            });
+/// A folder walk: files under `root`, `skip` (the output folder) left out.
+struct Walk<'a> {
+    root: &'a Path,
+    skip: Option<&'a Path>,
+}
+
+impl Walk<'_> {
+    /// Regular files under `dir`, sorted, with their paths relative to the root
+    /// (`/`-separated). A folder already walked (through a link back up the tree) is not
+    /// walked again; an entry that cannot be read (a dangling link) is a failure.
+    fn dir(
+        &self,
+        dir: &Path,
+        walked: &mut HashSet<PathBuf>,
+        out: &mut Vec<(PathBuf, String)>,
+        failures: &mut Vec<Failure>,
+    ) {
+        if !walked.insert(fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())) {
             return;
         }
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for path in paths {
-        let hidden = path
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with('.'));
-        if hidden {
-            continue;
-        }
-        if skip.is_some_and(|s| fs::canonicalize(&path).ok().as_deref() == Some(s)) {
-            continue;
-        }
-        match fs::metadata(&path) {
-            Ok(m) if m.is_dir() => walk(root, &path, skip, out, failures),
-            Ok(m) if m.is_file() => {
-                let rel = path
-                    .strip_prefix(root)
-                    .unwrap_or(&path)
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect::<Vec<_>>()
-                    .join("/");
-                out.push((path, rel));
+        let entries = match fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) => {
+                failures.push(Failure {
+                    file: dir.display().to_string(),
+                    page: None,
+                    reason: "unreadable".into(),
+                    error: format!("cannot list the folder: {e}"),
+                });
+                return;
             }
-            _ => {}
+        };
+        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        for path in paths {
+            let hidden = path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+            if hidden {
+                continue;
+            }
+            if self
+                .skip
+                .is_some_and(|s| fs::canonicalize(&path).ok().as_deref() == Some(s))
+            {
+                continue;
+            }
+            match fs::metadata(&path) {
+                Ok(m) if m.is_dir() => self.dir(&path, walked, out, failures),
+                Ok(m) if m.is_file() => {
+                    let rel = path
+                        .strip_prefix(self.root)
+                        .unwrap_or(&path)
+                        .components()
+                        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                        .collect::<Vec<_>>()
+                        .join("/");
+                    out.push((path, rel));
+                }
+                // sockets, pipes, devices: not documents
+                Ok(_) => {}
+                Err(e) => failures.push(Failure {
+                    file: path.display().to_string(),
+                    page: None,
+                    reason: "unreadable".into(),
+                    error: format!("cannot read: {e}"),
+                }),
+            }
         }
     }
 }
@@ -759,6 +787,30 @@ mod tests {
         assert_eq!(names(&["g.png", "g.PDF"]), ["g.png", "g.PDF"]);
         assert_eq!(names(&["x/g.png", "x/g.png"]), ["x/g.png", "x/g.png-2"]);
         assert_eq!(names(&[".hidden"]), [".hidden"]);
+    }
+
+    /// A dangling link in a folder is a failure, not skipped in silence; a link back up
+    /// the tree is not walked round and round.
+    #[cfg(unix)]
+    #[test]
+    fn dangling_and_looping_links() {
+        let dir = std::env::temp_dir().join(format!("hamle-batch-links-{}", std::process::id()));
+        let src = dir.join("in");
+        fs::create_dir_all(src.join("sub")).unwrap();
+        fs::write(src.join("sub/g.txt"), "1. e4 e5").unwrap();
+        std::os::unix::fs::symlink(dir.join("nowhere.png"), src.join("gone.png")).unwrap();
+        std::os::unix::fs::symlink(&src, src.join("sub/up")).unwrap();
+        let (inputs, early) = collect_inputs(std::slice::from_ref(&src), &dir.join("out"));
+        assert_eq!(
+            inputs.len(),
+            1,
+            "{:?}",
+            inputs.iter().map(|i| &i.name).collect::<Vec<_>>()
+        );
+        assert_eq!(early.len(), 1);
+        assert!(early[0].file.ends_with("gone.png"), "{}", early[0].file);
+        assert_eq!(early[0].reason, "unreadable");
+        let _ = fs::remove_dir_all(dir);
     }
 
     #[test]
