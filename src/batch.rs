@@ -211,15 +211,22 @@ pub fn collect_inputs(paths: &[PathBuf], out_dir: &Path) -> (Vec<Input>, Vec<Fai
                     found.push((p.clone(), display, rel));
                 }
             }
-            Err(e) => failures.push(Failure {
-                file: display,
-                page: None,
-                reason: "unreadable".into(),
-                error: format!("cannot read: {e}"),
-            }),
+            Err(e) => failures.push(Failure::unreadable(p, format!("cannot read: {e}"))),
         }
     }
     (name_inputs(found), failures)
+}
+
+impl Failure {
+    /// An input (a file or folder, not a page) that cannot be read.
+    fn unreadable(file: &Path, error: String) -> Failure {
+        Failure {
+            file: file.display().to_string(),
+            page: None,
+            reason: "unreadable".into(),
+            error,
+        }
+    }
 }
 
 /// A folder walk: files under `root`, `skip` (the output folder) left out.
@@ -245,12 +252,10 @@ impl Walk<'_> {
         let entries = match fs::read_dir(dir) {
             Ok(e) => e,
             Err(e) => {
-                failures.push(Failure {
-                    file: dir.display().to_string(),
-                    page: None,
-                    reason: "unreadable".into(),
-                    error: format!("cannot list the folder: {e}"),
-                });
+                failures.push(Failure::unreadable(
+                    dir,
+                    format!("cannot list the folder: {e}"),
+                ));
                 return;
             }
         };
@@ -283,12 +288,7 @@ impl Walk<'_> {
                 }
                 // sockets, pipes, devices: not documents
                 Ok(_) => {}
-                Err(e) => failures.push(Failure {
-                    file: path.display().to_string(),
-                    page: None,
-                    reason: "unreadable".into(),
-                    error: format!("cannot read: {e}"),
-                }),
+                Err(e) => failures.push(Failure::unreadable(&path, format!("cannot read: {e}"))),
             }
         }
     }

@@ -275,6 +275,25 @@ impl Document {
         };
         Ok(Page { index, gray, scale })
     }
+
+    /// [`Self::page`], and for an image file the image as decoded too (in colour, for
+    /// the reader of photos of sets), from one decoding. Pages of TIFFs and PDFs come
+    /// without it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::page`].
+    pub fn page_in_colour(
+        &self,
+        index: usize,
+    ) -> Result<(Page, Option<image::DynamicImage>), PageError> {
+        if !matches!(self.inner, Inner::Image) || index >= self.pages {
+            return self.page(index).map(|p| (p, None));
+        }
+        let img = vision::decode(&self.path).map_err(vision_error)?;
+        let (gray, scale) = vision::to_gray_scaled(&img);
+        Ok((Page { index, gray, scale }, Some(img)))
+    }
 }
 
 enum Sniffed {
@@ -334,10 +353,14 @@ fn read_text_file(path: &Path) -> Result<String, PageError> {
 }
 
 fn decode_image(path: &Path) -> Result<(GrayImage, f32), PageError> {
-    vision::load_gray(path).map_err(|e| match e {
+    vision::load_gray(path).map_err(vision_error)
+}
+
+fn vision_error(e: vision::VisionError) -> PageError {
+    match e {
         vision::VisionError::TooLarge(e) => PageError::TooLarge(e),
         vision::VisionError::Decode(e) => PageError::Decode(e),
-    })
+    }
 }
 
 fn tiff_decoder(path: &Path) -> Result<tiff::decoder::Decoder<BufReader<File>>, PageError> {

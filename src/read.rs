@@ -8,8 +8,8 @@
 //! fails within milliseconds on anything else: all 63 dev board images are refused), then as
 //! a board, as `hamle board --kind auto` reads one: diagrams first, and an image file in
 //! which none is found, or one only unsurely, also as a photo of a physical set (from its
-//! colour; pages of PDFs and TIFFs are kept grey and read as diagrams). Printed book pages (columns of move text beside diagrams) are read as boards
-//! only: their text needs the printed-line recognizer, which hamle does not have yet.
+//! colour; pages of PDFs and TIFFs are kept grey and read as diagrams). Printed book
+//! pages (columns of move text beside diagrams) are read as boards only: their text needs the printed-line recognizer, which hamle does not have yet.
 //!
 //! This module owns the choice of reader and the records written for each page ([`Content::values`],
 //! [`Content::pgn`]); the readers are [`crate::sheet`], [`crate::board`] and
@@ -167,14 +167,11 @@ pub fn read_document_page(
 ) -> Result<Content, ReadError> {
     match doc.text() {
         Some(text) => read_text(text, cfg),
-        // An image file is decoded again in colour if the set reader needs it.
-        None => doc.page(index).map_err(ReadError::Page).and_then(|p| {
-            read_page_in_colour(&p, cfg, || {
-                (doc.kind() == crate::pages::Kind::Image)
-                    .then(|| crate::vision::decode(doc.path()).ok())
-                    .flatten()
-            })
-        }),
+        // An image file is decoded once, kept in colour for the set reader.
+        None => doc
+            .page_in_colour(index)
+            .map_err(ReadError::Page)
+            .and_then(|(p, img)| read_page_in_colour(&p, cfg, || img)),
     }
 }
 

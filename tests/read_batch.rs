@@ -270,18 +270,18 @@ fn read_a_multi_page_tiff() {
     let _ = fs::remove_dir_all(dir);
 }
 
+/// `hamle CMD samples/NAME --format json`.
+fn sample_json(cmd: &str, name: &str) -> Output {
+    hamle(&[cmd, sample(name).to_str().unwrap(), "--format", "json"])
+}
+
 /// A photo of a physical set (the bundled render) read by `hamle read` as `hamle board`
 /// reads it: no diagram is found in it, so the set reader reads it from the colour image
 /// (`board_kind` physical, most squares right in the best of the four turns, as the
 /// `hamle board` test asks); a diagram image says `board_kind` diagram.
 #[test]
 fn read_a_photo_of_a_set_as_board_does() {
-    let o = hamle(&[
-        "read",
-        sample("board-set.jpg").to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    let o = sample_json("read", "board-set.jpg");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let recs = lines(&o.stdout);
     assert_eq!(recs.len(), 1);
@@ -298,20 +298,10 @@ fn read_a_photo_of_a_set_as_board_does() {
         recs[0]["placement"]
     );
     // the same reading as `hamle board`
-    let b = hamle(&[
-        "board",
-        sample("board-set.jpg").to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    let b = sample_json("board", "board-set.jpg");
     let b: Value = serde_json::from_slice(&b.stdout).unwrap();
     assert_eq!(recs[0]["placement"], b["placement"]);
-    let o = hamle(&[
-        "read",
-        sample("board-page.png").to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    let o = sample_json("read", "board-page.png");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(lines(&o.stdout)[0]["board_kind"], "diagram");
 }
