@@ -593,6 +593,26 @@ fn edge_shift(
 /// ([`Found::corner_check`]).
 pub const CORNER_MODEL_MARGIN: f32 = 5.0;
 
+/// Whether the diagram corner model's board, confirmed by `support` points of its maps,
+/// replaces the lattice search's board, confirmed by `theirs`, when the two differ by
+/// `moved` (the farthest corner's move, in board sides): a move of more than half a
+/// square, [`CORNER_MODEL_MARGIN`] more support and at least [`CORNER_MODEL_MIN_SUPPORT`].
+fn model_board_replaces(moved: f32, support: f32, theirs: f32) -> bool {
+    moved > 1.0 / 16.0
+        && support >= theirs + CORNER_MODEL_MARGIN
+        && support >= CORNER_MODEL_MIN_SUPPORT
+}
+
+/// The least [`physical::lattice_support`] (of 97: 81 lattice points and 16 outer corner
+/// peaks) with which the diagram corner model's board replaces a board the lattice search
+/// found: half of them. The model sees the whole image at 128 × 128, where a diagram
+/// spanning a fifth of a page leaves no peaks; on such pages it proposed boards in the
+/// text with 21–35 points (27 typeset pages), one of which alternated enough to replace
+/// the true diagram (`chessboard-10`). Every replacement that kept its board on the held-out
+/// photos, the corners-3lc images and the typeset diagrams photographed had 63 or more.
+/// Where the lattice search found no board, the model's board needs no such support.
+pub const CORNER_MODEL_MIN_SUPPORT: f32 = 48.5;
+
 /// Share of the board's side by which [`second_look`] shrinks and grows the box.
 pub const SECOND_LOOK_ZOOM: f32 = 0.02;
 /// Squares whose most likely class has a probability under this get a [`second_look`].
@@ -710,7 +730,8 @@ impl Found {
     /// photos of sets). Each board is scored by how well the maps confirm it
     /// ([`physical::lattice_support`]: lattice points matched, plus the outer corners'
     /// peaks); the model's board replaces the lattice search's only when a corner moves by
-    /// more than half a square, it scores [`CORNER_MODEL_MARGIN`] more, and its squares
+    /// more than half a square, it scores [`CORNER_MODEL_MARGIN`] more and at least
+    /// [`CORNER_MODEL_MIN_SUPPORT`] in all, and its squares
     /// alternate light and dark ([`locate::MIN_CHECKER`]). The lattice
     /// search stays first: it is exact to the pixel where it is right, and the model, at
     /// 4 px per map cell on the whole image, loses small diagrams on a large page.
@@ -740,7 +761,7 @@ impl Found {
                 .zip(lc)
                 .map(|(a, b)| (a[0] - b[0]).hypot(a[1] - b[1]))
                 .fold(0.0f32, f32::max);
-            if moved <= side / 16.0 || support < theirs + CORNER_MODEL_MARGIN {
+            if !model_board_replaces(moved / side, support, theirs) {
                 return None;
             }
         }
@@ -1752,6 +1773,21 @@ mod tests {
     use super::*;
 
     const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR";
+
+    /// The corner model's board replaces the lattice search's only where its maps see it:
+    /// the bogus board it proposed in the text of a typeset page (`chessboard-10`: 33.8 of
+    /// 97 points against 0 for the true small diagram, moved across the page) is refused,
+    /// a board the maps confirm (the held-out photos' replacements: 63–93 points) is not.
+    #[test]
+    fn the_corner_models_board_must_be_seen_by_its_maps() {
+        assert!(!model_board_replaces(4.3, 33.8, 0.0));
+        assert!(!model_board_replaces(0.4, 48.0, 10.0));
+        assert!(model_board_replaces(0.4, 63.6, 52.5));
+        assert!(model_board_replaces(0.2, 90.0, 70.0));
+        // As before: a small move or too little more support keeps the lattice's board.
+        assert!(!model_board_replaces(0.05, 90.0, 10.0));
+        assert!(!model_board_replaces(0.4, 90.0, 86.0));
+    }
 
     /// `--kind auto` on a light page with no diagram answers `no board` instead of reading
     /// the text as a photo of a set; a dark image with no diagram still goes to the set
