@@ -188,14 +188,15 @@ pub fn collect_inputs(paths: &[PathBuf], out_dir: &Path) -> (Vec<Input>, Vec<Fai
         let display = p.display().to_string();
         match fs::metadata(p) {
             Ok(m) if m.is_dir() => {
-                let mut files = Vec::new();
-                let mut dirs = HashSet::new();
-                let w = Walk {
+                let mut w = Walk {
                     root: p,
                     skip: out_canon.as_deref(),
+                    walked: HashSet::new(),
+                    files: Vec::new(),
+                    failures: &mut failures,
                 };
-                w.dir(p, &mut dirs, &mut files, &mut failures);
-                for (path, rel) in files {
+                w.dir(p);
+                for (path, rel) in w.files {
                     if seen.insert(fs::canonicalize(&path).unwrap_or_else(|_| path.clone())) {
                         let display = path.display().to_string();
                         found.push((path, display, rel));
@@ -233,26 +234,28 @@ impl Failure {
 struct Walk<'a> {
     root: &'a Path,
     skip: Option<&'a Path>,
+    /// The folders walked so far, canonical.
+    walked: HashSet<PathBuf>,
+    /// The files found, with their paths relative to `root` (`/`-separated).
+    files: Vec<(PathBuf, String)>,
+    failures: &'a mut Vec<Failure>,
 }
 
 impl Walk<'_> {
-    /// Regular files under `dir`, sorted, with their paths relative to the root
-    /// (`/`-separated). A folder already walked (through a link back up the tree) is not
-    /// walked again; an entry that cannot be read (a dangling link) is a failure.
-    fn dir(
-        &self,
-        dir: &Path,
-        walked: &mut HashSet<PathBuf>,
-        out: &mut Vec<(PathBuf, String)>,
-        failures: &mut Vec<Failure>,
-    ) {
-        if !walked.insert(fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())) {
+    /// Adds the regular files under `dir` to `files`, sorted. A folder already walked
+    /// (through a link back up the tree) is not walked again; an entry that cannot be read
+    /// (a dangling link) is a failure.
+    fn dir(&mut self, dir: &Path) {
+        if !self
+            .walked
+            .insert(fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()))
+        {
             return;
         }
         let entries = match fs::read_dir(dir) {
             Ok(e) => e,
             Err(e) => {
-                failures.push(Failure::unreadable(
+                self.failures.push(Failure::unreadable(
                     dir,
                     format!("cannot list the folder: {e}"),
                 ));
@@ -275,7 +278,7 @@ impl Walk<'_> {
                 continue;
             }
             match fs::metadata(&path) {
-                Ok(m) if m.is_dir() => self.dir(&path, walked, out, failures),
+                Ok(m) if m.is_dir() => self.dir(&path),
                 Ok(m) if m.is_file() => {
                     let rel = path
                         .strip_prefix(self.root)
@@ -284,11 +287,13 @@ impl Walk<'_> {
                         .map(|c| c.as_os_str().to_string_lossy().into_owned())
                         .collect::<Vec<_>>()
                         .join("/");
-                    out.push((path, rel));
+                    self.files.push((path, rel));
                 }
                 // sockets, pipes, devices: not documents
                 Ok(_) => {}
-                Err(e) => failures.push(Failure::unreadable(&path, format!("cannot read: {e}"))),
+                Err(e) => self
+                    .failures
+                    .push(Failure::unreadable(&path, format!("cannot read: {e}"))),
             }
         }
     }

@@ -9,7 +9,8 @@
 //! a board, as `hamle board --kind auto` reads one: diagrams first, and an image file in
 //! which none is found, or one only unsurely, also as a photo of a physical set (from its
 //! colour; pages of PDFs and TIFFs are kept grey and read as diagrams). Printed book
-//! pages (columns of move text beside diagrams) are read as boards only: their text needs the printed-line recognizer, which hamle does not have yet.
+//! pages (columns of move text beside diagrams) are read as boards only: their text needs
+//! the printed-line recognizer, which hamle does not have yet.
 //!
 //! This module owns the choice of reader and the records written for each page ([`Content::values`],
 //! [`Content::pgn`]); the readers are [`crate::sheet`], [`crate::board`] and
