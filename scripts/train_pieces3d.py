@@ -81,7 +81,7 @@ class PieceSetNet(PieceNet):
 
     def forward(self, x):
         x = x - 0.5
-        e = self.head[3](self.head[2](self.head[1](self.head[0](self.f(x)))))  # (B, 128)
+        e = self.head[:4](self.f(x))  # (B, 128): the head up to its last layer
         base = self.head[4](e)
         # what a crop alone gives, cut here by hamle (CROP_FEATURES): its logits, then its
         # features; the rest runs once a board
@@ -150,49 +150,41 @@ def stretch_by(x, sy, sx):
     return F.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=False)
 
 
-def augment_boards(x, labs, g, amount, kind_amount):
-    """The augmentations of [augment] drawn per board where a photo has them per board (a
-    set's proportions, the light's colour, grey), per crop where they differ between squares
-    (mirror, blur, a little brightness). `x`: whole boards' crops (64 per board, in order),
-    `labs` their classes. A board's pieces are stretched by a factor of the board (up to
-    `amount`) times one per kind (up to `kind_amount`): a set whose pawns are tall has all
-    its pawns tall, and no kind has a height of its own across sets."""
+def augment(x, g, amount=0.0, labs=None, kind_amount=0.0):
+    """Photo augmentations of a batch of crops: stretch (up to `amount`, see [stretch]),
+    colour, brightness, contrast, mirror, grey, blur, noise. With `labs` (the crops' classes)
+    `x` holds whole boards (64 crops per board, in order) and what a photo has per board is
+    drawn per board (a set's proportions, the light's colour, grey), the rest per crop
+    (mirror, blur, a little brightness); a board's pieces are then stretched by a factor of
+    the board (up to `amount`) times one per kind (up to `kind_amount`): a set whose pawns
+    are tall has all its pawns tall, and no kind has a height of its own across sets."""
     B = x.shape[0]
-    n = B // 64
-    kind = torch.where(labs == 0, torch.zeros_like(labs), (labs - 1) % 6 + 1)   # 0 empty, 1..6
-    board = torch.arange(B) // 64
-    if amount > 0 or kind_amount > 0:
+    boards = labs is not None
+    board = torch.arange(B) // 64 if boards else torch.arange(B)
+    n = B // 64 if boards else B
+    per = lambda t: t[board].view(B, *t.shape[1:])  # noqa: E731
+    if not boards:
+        if amount > 0:
+            x = stretch(x, g, amount)
+    elif amount > 0 or kind_amount > 0:
+        kind = torch.where(labs == 0, torch.zeros_like(labs), (labs - 1) % 6 + 1)   # 0 empty, 1..6
         gy = 1 + torch.empty(n).uniform_(-amount, amount, generator=g)
         gx = 1 + torch.empty(n).uniform_(-amount / 2, amount / 2, generator=g)
         ky = 1 + torch.empty(n, 7).uniform_(-kind_amount, kind_amount, generator=g)
         ky[:, 0] = 1
-        sy = gy[board] * ky[board, kind]
-        sx = gx[board] * (1 + (ky[board, kind] - 1) / 2)
-        x = stretch_by(x, sy, sx)
-    per = lambda t: t[board].view(B, *t.shape[1:])  # noqa: E731
+        x = stretch_by(x, gy[board] * ky[board, kind], gx[board] * (1 + (ky[board, kind] - 1) / 2))
     x = x * per(torch.empty(n, 3, 1, 1).uniform_(0.8, 1.2, generator=g)) \
-        * per(torch.empty(n, 1, 1, 1).uniform_(0.6, 1.4, generator=g)) \
-        * torch.empty(B, 1, 1, 1).uniform_(0.9, 1.1, generator=g)
+        * per(torch.empty(n, 1, 1, 1).uniform_(0.6, 1.4, generator=g))
+    if boards:
+        x = x * torch.empty(B, 1, 1, 1).uniform_(0.9, 1.1, generator=g)
     m = x.mean((1, 2, 3), keepdim=True)
     x = (x - m) * per(torch.empty(n, 1, 1, 1).uniform_(0.6, 1.4, generator=g)) + m
     flip = torch.rand(B, generator=g) < 0.5
     x[flip] = x[flip].flip(3)
-    grey = per((torch.rand(n, 1, 1, 1, generator=g) < 0.1).float())
-    x = grey * x.mean(1, keepdim=True).expand_as(x) + (1 - grey) * x
-    x = grey_blur_noise(x, g, 0.0, 0.06)
-    return x.clamp(0, 1)
-
-
-def augment(x, g, amount=0.0):
-    B = x.shape[0]
-    if amount > 0:
-        x = stretch(x, g, amount)
-    x = x * torch.empty(B, 3, 1, 1).uniform_(0.8, 1.2, generator=g) * torch.empty(B, 1, 1, 1).uniform_(0.6, 1.4, generator=g)
-    m = x.mean((1, 2, 3), keepdim=True)
-    x = (x - m) * torch.empty(B, 1, 1, 1).uniform_(0.6, 1.4, generator=g) + m
-    flip = torch.rand(B, generator=g) < 0.5
-    x[flip] = x[flip].flip(3)
-    x = grey_blur_noise(x, g, 0.1, 0.06)
+    if boards:
+        grey = per((torch.rand(n, 1, 1, 1, generator=g) < 0.1).float())
+        x = grey * x.mean(1, keepdim=True).expand_as(x) + (1 - grey) * x
+    x = grey_blur_noise(x, g, 0.0 if boards else 0.1, 0.06)
     return x.clamp(0, 1)
 
 
@@ -297,8 +289,7 @@ def main():
             if boards:
                 nb = a.bs // 64
                 idx = (order[s * nb:(s + 1) * nb, None] * 64 + np.arange(64)[None, :]).ravel()
-                x = augment_boards(to_tensor(ims[idx]), torch.from_numpy(labs[idx]), g, a.stretch,
-                                   a.kind_stretch)
+                x = augment(to_tensor(ims[idx]), g, a.stretch, torch.from_numpy(labs[idx]), a.kind_stretch)
             else:
                 idx = order[s * a.bs:(s + 1) * a.bs]
                 x = augment(to_tensor(ims[idx]), g, a.stretch)
