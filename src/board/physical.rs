@@ -6,6 +6,9 @@
 //!    playing area's four outer corners and the 81 points of the square lattice; the four
 //!    strongest corner peaks that make a convex quadrilateral give a first homography, which
 //!    is refitted by least squares to the lattice peaks it predicts (pieces hide some of them).
+//!    A board that runs off the photo, or whose corner peaks mark a piece's head, is found
+//!    again from the lattice: a corner searched for on a grid, or the lattice grown from the peaks alone and the board chosen among its 9 × 9
+//!    windows; the board that fits the peaks best is kept.
 //! 2. **Camera** ([`super::pose`]): focal length and pose from the homography, so each square gets
 //!    an image box that holds a piece standing on it — tall pieces lean into the squares behind
 //!    them, so the box reaches up from the square's base, not around it.
@@ -17,6 +20,7 @@
 //! The corners come back in the image's pixels like a diagram's; doubt is data as for
 //! diagrams (low-confidence squares, rule flags).
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::Instant;
 
@@ -60,7 +64,9 @@ pub struct Lattice {
     pub corners: [[f32; 2]; 4],
     /// Board plane → image.
     pub homography: Homography,
-    /// The four corner peaks' probabilities, lowest.
+    /// The probabilities of the four corner peaks that chose the board, lowest (a corner
+    /// moved off the photo keeps the value of the four it was chosen from; 0 for a board
+    /// the lattice peaks alone found, when no four corner peaks made one).
     pub corner_prob: f32,
     /// Lattice points matched by a peak, of 81.
     pub matched: usize,
@@ -427,16 +433,439 @@ fn grey_at(img: &RgbImage, x: f32, y: f32) -> Option<f32> {
 }
 
 /// Finds the board: corner peaks, the first homography, a least-squares refit to the
-/// lattice peaks.
+/// lattice peaks; then a corner moved ([`move_corners`]) or a board grown from the
+/// lattice peaks alone ([`lattice_board`]) when it fits the peaks [`MOVE_GAIN`] better.
 ///
 /// # Errors
 ///
-/// [`BoardError::Locate`] when fewer than four corner peaks make a board, or the model
-/// fails ([`BoardError::Model`]).
+/// [`BoardError::Locate`] when neither four corner peaks nor the lattice peaks (with fewer
+/// than [`OUTSIDE_PEAKS`] outside it) make a board, or the model fails
+/// ([`BoardError::Model`]).
 pub fn find_lattice(img: &RgbImage) -> Result<Lattice, BoardError> {
     let model = CornerModel::get().map_err(BoardError::Model)?;
     let (corners, lattice) = lattice_peaks(model, img)?;
-    fit_lattice(&corners, &lattice, img.width() as f64 * img.height() as f64)
+    let found = match fit_lattice(&corners, &lattice, img.width() as f64 * img.height() as f64) {
+        Ok(found) => found,
+        // No four corner peaks make a board: the lattice peaks may still show one, taken
+        // only when few of them lie outside it.
+        Err(e) => {
+            return lattice_board(&corners, &lattice, 0.0)
+                .filter(|g| g.outside < OUTSIDE_PEAKS)
+                .ok_or(e)
+        }
+    };
+    let moved = move_corners(found, &corners, &lattice);
+    Ok(match lattice_board(&corners, &lattice, moved.corner_prob) {
+        Some(g)
+            if placement_score(&g.homography, &corners, &lattice)
+                >= placement_score(&moved.homography, &corners, &lattice) + MOVE_GAIN =>
+        {
+            g
+        }
+        _ => moved,
+    })
+}
+
+/// Lattice peaks tried as the seed of [`grow_grid`], strongest first.
+const GRID_SEEDS: usize = 8;
+/// A lattice peak takes a grid label when it lies this near (in squares) to the lattice
+/// point the grid predicts.
+const GRID_RADIUS: f64 = 0.25;
+/// Lattice steps beyond its labels that a grid labels peaks in one round of [`grow_grid`].
+const GRID_GROWTH: i32 = 2;
+
+/// The board the lattice peaks alone show, for photos whose corner peaks make no board
+/// or a wrong one (a corner off the photo, a piece's head taken for a corner): the
+/// lattice of squares grown from each of the strongest peaks in turn ([`grow_grid`]), the
+/// one that labels the most peaks kept; then, of the 9 × 9 windows of that lattice, the one
+/// that fits the peaks best ([`placement_score`]: the outer corners the corner model marks
+/// decide where a board that runs off the photo ends), refitted to its lattice peaks.
+fn lattice_board(corners: &[Peak], lattice: &[Peak], corner_prob: f32) -> Option<Lattice> {
+    let (mut grid, mut labels) = (0..lattice.len().min(GRID_SEEDS))
+        .filter_map(|s| grow_grid(lattice, s))
+        .max_by_key(|g| g.1.len())?;
+    if labels.len() < MIN_MATCHED {
+        return None;
+    }
+    let bounds = |labels: &[[i32; 2]]| {
+        labels
+            .iter()
+            .fold(([i32::MAX; 2], [i32::MIN; 2]), |(lo, hi), l| {
+                (
+                    [lo[0].min(l[0]), lo[1].min(l[1])],
+                    [hi[0].max(l[0]), hi[1].max(l[1])],
+                )
+            })
+    };
+    let area = |labels: &[[i32; 2]]| {
+        let (lo, hi) = bounds(labels);
+        i64::from(hi[0] - lo[0] + 1) * i64::from(hi[1] - lo[1] + 1)
+    };
+    // A step to a stray peak (half a square off) grows a lattice twice as fine as the
+    // board's along it: the labels then lie on a sublattice, which becomes the grid.
+    // A stray label or two (a peak that fits the finer grid by chance) are dropped first:
+    // a parity that all but a tenth of the labels share.
+    for _ in 0..3 {
+        for w in [[1, 0], [0, 1], [1, 1]] {
+            let odd = |l: &[i32; 2]| (w[0] * l[0] + w[1] * l[1]).rem_euclid(2) == 1;
+            let n_odd = labels.iter().filter(|l| odd(l)).count();
+            let keep_odd = n_odd * 2 > labels.len();
+            let minority = if keep_odd {
+                labels.len() - n_odd
+            } else {
+                n_odd
+            };
+            if minority > 0 && minority * 10 <= labels.len() {
+                labels.retain(|l| odd(l) == keep_odd);
+            }
+        }
+        let first = labels[0];
+        let (b1, b2) = label_basis(labels.iter().map(|l| [l[0] - first[0], l[1] - first[1]]));
+        if b1[0] * b2[1] - b1[1] * b2[0] <= 1 {
+            break;
+        }
+        let det = f64::from(b1[0] * b2[1] - b1[1] * b2[0]);
+        // l = first + B · l', so l' = B⁻¹ (l - first) is whole.
+        let to = Homography([
+            [f64::from(b1[0]), f64::from(b2[0]), f64::from(first[0])],
+            [f64::from(b1[1]), f64::from(b2[1]), f64::from(first[1])],
+            [0.0, 0.0, 1.0],
+        ]);
+        grid = to.then(&grid);
+        labels = labels
+            .iter()
+            .map(|l| {
+                let (x, y) = (f64::from(l[0] - first[0]), f64::from(l[1] - first[1]));
+                [
+                    ((f64::from(b2[1]) * x - f64::from(b2[0]) * y) / det).round() as i32,
+                    ((f64::from(b1[0]) * y - f64::from(b1[1]) * x) / det).round() as i32,
+                ]
+            })
+            .collect();
+    }
+    if labels.len() < MIN_MATCHED {
+        return None;
+    }
+    // A seed whose steps were a side and a diagonal grows a sheared lattice: the same
+    // points, labelled along a diagonal. Shears are undone while they make the labels'
+    // extent smaller (a board's is 9 × 9).
+    'shear: for _ in 0..16 {
+        for m in [[1, 1, 0, 1], [1, -1, 0, 1], [1, 0, 1, 1], [1, 0, -1, 1]] {
+            let t: Vec<[i32; 2]> = labels
+                .iter()
+                .map(|l| [m[0] * l[0] + m[1] * l[1], m[2] * l[0] + m[3] * l[1]])
+                .collect();
+            if area(&t) < area(&labels) {
+                // grid'(m · l) = grid(l): m's inverse, then the grid.
+                let inv = Homography([
+                    [f64::from(m[3]), -f64::from(m[1]), 0.0],
+                    [-f64::from(m[2]), f64::from(m[0]), 0.0],
+                    [0.0, 0.0, 1.0],
+                ]);
+                grid = inv.then(&grid);
+                labels = t;
+                continue 'shear;
+            }
+        }
+        break;
+    }
+    let (lo, hi) = bounds(&labels);
+    let mut best: Option<(f32, Homography)> = None;
+    let span = |k: usize| (hi[k] - 8).min(lo[k])..=(hi[k] - 8).max(lo[k]);
+    for a in span(0) {
+        for b in span(1) {
+            let shift = Homography([
+                [1.0, 0.0, f64::from(a)],
+                [0.0, 1.0, f64::from(b)],
+                [0.0, 0.0, 1.0],
+            ]);
+            let h = shift.then(&grid);
+            let score = placement_score(&h, corners, lattice);
+            if best.as_ref().is_none_or(|b| score > b.0) {
+                best = Some((score, h));
+            }
+        }
+    }
+    let (_, h) = best?;
+    let quad = BOARD_CORNERS.map(|b| h.apply(b).map(|[x, y]| Peak { x, y, p: 0.0 }));
+    let quad = [quad[0]?, quad[1]?, quad[2]?, quad[3]?];
+    let h = Homography::from_corners(&frame_order(&quad))?;
+    settle(h, corner_prob, lattice).ok()
+}
+
+/// A basis (Hermite normal form: `(a, b)` and `(0, d)`, `a, d > 0`) of the integer lattice
+/// the vectors span; `((1, 0), (0, 1))` when they span no lattice of full rank.
+fn label_basis(vectors: impl Iterator<Item = [i32; 2]>) -> ([i32; 2], [i32; 2]) {
+    fn gcd_ext(a: i64, b: i64) -> (i64, i64, i64) {
+        // (g, s, t) with s·a + t·b = g = gcd(a, b) ≥ 0
+        if b == 0 {
+            (a.abs(), a.signum(), 0)
+        } else {
+            let (g, s, t) = gcd_ext(b, a.rem_euclid(b));
+            (g, t, s - a.div_euclid(b) * t)
+        }
+    }
+    let (mut a, mut b, mut d) = (0i64, 0i64, 0i64);
+    for v in vectors {
+        let (x, y) = (i64::from(v[0]), i64::from(v[1]));
+        if x == 0 && y == 0 {
+            continue;
+        }
+        // Combine (x, y) with (a, b): their gcd in the first coordinate, the rest on d.
+        let (g, s, t) = gcd_ext(a, x);
+        let rest = if g == 0 { y } else { (a / g) * y - (x / g) * b };
+        if g != 0 {
+            b = s * b + t * y;
+            a = g;
+        }
+        d = gcd_ext(d, rest).0;
+        if d != 0 {
+            b = b.rem_euclid(d);
+        }
+    }
+    if a == 0 || d == 0 {
+        return ([1, 0], [0, 1]);
+    }
+    let c = |v: i64| i32::try_from(v).unwrap_or(1);
+    ([c(a), c(b)], [0, c(d)])
+}
+
+/// The lattice of squares grown from lattice peak `seed`: a first grid from the seed and
+/// its two shortest independent steps to other peaks (reduced, so that a diagonal step
+/// becomes a side), then refitted to the peaks it labels, again and again while more take
+/// a label. Returns the grid (lattice coordinates → image) and the labels taken; the
+/// labels are the board's up to a shift (which window is the board: [`lattice_board`]),
+/// and `None` when no grid could be grown.
+fn grow_grid(lattice: &[Peak], seed: usize) -> Option<(Homography, Vec<[i32; 2]>)> {
+    let p0 = lattice.get(seed)?;
+    let mut steps: Vec<[f64; 2]> = lattice
+        .iter()
+        .map(|k| [k.x - p0.x, k.y - p0.y])
+        .filter(|d| d[0].hypot(d[1]) > 1.0)
+        .collect();
+    steps.sort_by(|a, b| a[0].hypot(a[1]).total_cmp(&b[0].hypot(b[1])));
+    let e1 = *steps.first()?;
+    let n1 = e1[0] * e1[0] + e1[1] * e1[1];
+    // The shortest step not along e1, reduced against it.
+    let e2 = steps
+        .iter()
+        .take(12)
+        .filter_map(|d| {
+            let k = ((d[0] * e1[0] + d[1] * e1[1]) / n1).round();
+            let r = [d[0] - k * e1[0], d[1] - k * e1[1]];
+            let cross = (e1[0] * r[1] - e1[1] * r[0]).abs();
+            (cross > 0.3 * n1).then_some(r)
+        })
+        .min_by(|a, b| a[0].hypot(a[1]).total_cmp(&b[0].hypot(b[1])))?;
+    let mut grid = Homography([[e1[0], e2[0], p0.x], [e1[1], e2[1], p0.y], [0.0, 0.0, 1.0]]);
+    let mut labels: Vec<[i32; 2]> = Vec::new();
+    let mut before = grid;
+    // The grid is trusted near the labels it was fitted to, not far beyond them (a first,
+    // affine grid misses the perspective): it grows by up to GRID_GROWTH lattice steps a
+    // round.
+    let mut known: std::collections::HashSet<[i32; 2]> = [[0, 0]].into();
+    for _ in 0..24 {
+        let inv = grid.inverse()?;
+        let mut taken: HashMap<[i32; 2], (f64, [f64; 2])> = HashMap::new();
+        for k in lattice {
+            let Some([u, v]) = inv.apply([k.x, k.y]) else {
+                continue;
+            };
+            let (i, j) = (u.round(), v.round());
+            let d = (u - i).hypot(v - j);
+            if d > GRID_RADIUS || i.abs() > 16.0 || j.abs() > 16.0 {
+                continue;
+            }
+            let l = [i as i32, j as i32];
+            let near_known = (-GRID_GROWTH..=GRID_GROWTH).any(|di| {
+                (-GRID_GROWTH..=GRID_GROWTH).any(|dj| known.contains(&[l[0] + di, l[1] + dj]))
+            });
+            if !near_known {
+                continue;
+            }
+            if taken.get(&l).is_none_or(|t| d < t.0) {
+                taken.insert(l, (d, [k.x, k.y]));
+            }
+        }
+        if taken.len() <= labels.len() {
+            // A refit that labels fewer peaks than the grid before it went astray.
+            if taken.len() < labels.len() {
+                grid = before;
+            }
+            break;
+        }
+        let pairs: Vec<PointPair> = taken
+            .iter()
+            .map(|(l, (_, p))| ([f64::from(l[0]), f64::from(l[1])], *p))
+            .collect();
+        labels = taken.into_keys().collect();
+        known = labels.iter().copied().collect();
+        // A few labels near the seed say little about perspective: an affine grid until
+        // the labels spread.
+        let next = if pairs.len() >= 16 {
+            fit_homography(&pairs)
+        } else {
+            fit_affine(&pairs)
+        };
+        match next {
+            Some(g) => (before, grid) = (grid, g),
+            None => break,
+        }
+    }
+    Some((grid, labels))
+}
+
+/// The least-squares affine map through the pairs (board point, image point); `None` when
+/// the board points are collinear.
+fn fit_affine(pairs: &[PointPair]) -> Option<Homography> {
+    // Normal equations of x = a·u + b·v + c (and of y), centred on the means.
+    let n = pairs.len() as f64;
+    let mean = |f: &dyn Fn(&PointPair) -> f64| pairs.iter().map(f).sum::<f64>() / n;
+    let (mu, mv) = (mean(&|p| p.0[0]), mean(&|p| p.0[1]));
+    let (mx, my) = (mean(&|p| p.1[0]), mean(&|p| p.1[1]));
+    let (mut suu, mut suv, mut svv) = (0.0, 0.0, 0.0);
+    let (mut sux, mut svx, mut suy, mut svy) = (0.0, 0.0, 0.0, 0.0);
+    for (b, im) in pairs {
+        let (u, v, x, y) = (b[0] - mu, b[1] - mv, im[0] - mx, im[1] - my);
+        suu += u * u;
+        suv += u * v;
+        svv += v * v;
+        sux += u * x;
+        svx += v * x;
+        suy += u * y;
+        svy += v * y;
+    }
+    let det = suu * svv - suv * suv;
+    if det.abs() <= 1e-9 * (suu * svv).max(1e-12) {
+        return None;
+    }
+    let solve = |su: f64, sv: f64| ((svv * su - suv * sv) / det, (suu * sv - suv * su) / det);
+    let (a, b) = solve(sux, svx);
+    let (d, e) = solve(suy, svy);
+    Some(Homography([
+        [a, b, mx - a * mu - b * mv],
+        [d, e, my - d * mu - e * mv],
+        [0.0, 0.0, 1.0],
+    ]))
+}
+
+/// How far ([`CORNER_REACH`] squares either way) and how finely (coarse, then fine steps,
+/// in squares) [`move_corners`] searches for a corner the corner model did not mark.
+const CORNER_REACH: f64 = 4.0;
+const CORNER_STEPS: [f64; 2] = [0.5, 0.125];
+/// A board with a moved corner replaces the corner model's only when it fits the peaks
+/// this much better ([`placement_score`]).
+const MOVE_GAIN: f32 = 4.0;
+
+/// A board that runs off the photo has a corner the corner model cannot mark, and its
+/// best four corner peaks then make a wrong board (a corner on the photo's edge), although
+/// the lattice peaks show the squares well. Each outer corner in turn is searched for on
+/// a grid around where `found` puts it (the other three kept), scored by how well the
+/// board fits the peaks ([`placement_score`]); twice, for boards with two such corners.
+/// The best board replaces `found`, refitted to its lattice peaks, when it fits
+/// [`MOVE_GAIN`] better; otherwise `found` is kept as it is.
+fn move_corners(found: Lattice, corners: &[Peak], lattice: &[Peak]) -> Lattice {
+    let mut best = (placement_score(&found.homography, corners, lattice), found);
+    for _ in 0..2 {
+        let h = best.1.homography;
+        let Some(quad) = BOARD_CORNERS
+            .iter()
+            .map(|&b| h.apply(b))
+            .collect::<Option<Vec<_>>>()
+        else {
+            break;
+        };
+        let mut moved: Option<(f32, Homography, usize, [f64; 2])> = None;
+        for c in 0..4 {
+            for (k, step) in CORNER_STEPS.into_iter().enumerate() {
+                // The coarse grid around the corner; the fine one around the coarse best.
+                let (centre, reach) = match (k, &moved) {
+                    (0, _) => (BOARD_CORNERS[c], CORNER_REACH),
+                    (_, Some(m)) if m.2 == c => (m.3, CORNER_STEPS[0]),
+                    _ => continue,
+                };
+                let n = (reach / step).round() as i32;
+                for i in -n..=n {
+                    for j in -n..=n {
+                        let b = [
+                            centre[0] + f64::from(i) * step,
+                            centre[1] + f64::from(j) * step,
+                        ];
+                        let Some(p) = h.apply(b) else { continue };
+                        let mut q = [quad[0], quad[1], quad[2], quad[3]];
+                        q[c] = p;
+                        let Some(hc) = Homography::from_points(&BOARD_CORNERS, &q) else {
+                            continue;
+                        };
+                        if !plausible(&hc) {
+                            continue;
+                        }
+                        let score = placement_score(&hc, corners, lattice);
+                        if moved.as_ref().is_none_or(|m| score > m.0) {
+                            moved = Some((score, hc, c, b));
+                        }
+                    }
+                }
+            }
+        }
+        let Some((score, hc, ..)) = moved else { break };
+        if score < best.0 + MOVE_GAIN {
+            break;
+        }
+        let Ok(lat) = settle(hc, best.1.corner_prob, lattice) else {
+            break;
+        };
+        let settled = placement_score(&lat.homography, corners, lattice);
+        if settled < best.0 + MOVE_GAIN {
+            break;
+        }
+        best = (settled, lat);
+    }
+    best.1
+}
+
+/// How well the board `h` fits a corner model's peaks, measured on the board (where a
+/// square is one unit however the camera sees it): the lattice points matched by a lattice
+/// peak within [`MATCH_RADIUS`], plus 4 × the strongest corner peak within it of each outer
+/// corner, less the lattice peaks outside the board (more than a third of a square beyond
+/// its edges: the corner model marks no point off the playing area). A board that runs
+/// off the photo loses nothing for its squares out of sight.
+fn placement_score(h: &Homography, corners: &[Peak], lattice: &[Peak]) -> f32 {
+    let Some(inv) = h.inverse() else {
+        return f32::NEG_INFINITY;
+    };
+    let on_board = |v: f64| (-0.35..=8.35).contains(&v);
+    let near = |u: f64, v: f64| {
+        let (i, j) = (u.round(), v.round());
+        ((u - i).hypot(v - j) <= MATCH_RADIUS).then_some((i, j))
+    };
+    let mut seen = [false; 81];
+    let mut outside = 0u32;
+    for k in lattice {
+        match inv.apply([k.x, k.y]) {
+            Some([u, v]) if on_board(u) && on_board(v) => {
+                if let Some((i, j)) = near(u, v) {
+                    if (0.0..=8.0).contains(&i) && (0.0..=8.0).contains(&j) {
+                        seen[(j * 9.0 + i) as usize] = true;
+                    }
+                }
+            }
+            _ => outside += 1,
+        }
+    }
+    let mut support = [0.0f32; 4];
+    for k in corners {
+        let Some([u, v]) = inv.apply([k.x, k.y]) else {
+            continue;
+        };
+        for (s, b) in support.iter_mut().zip(BOARD_CORNERS) {
+            if (u - b[0]).hypot(v - b[1]) <= MATCH_RADIUS {
+                *s = s.max(k.p);
+            }
+        }
+    }
+    let matched = seen.iter().filter(|s| **s).count() as f32;
+    matched + 4.0 * support.iter().sum::<f32>() - outside as f32
 }
 
 /// A corner model's peaks on `img`, in its pixels: up to 8 outer-corner candidates (at least
@@ -507,13 +936,23 @@ pub fn fit_lattice(corners: &[Peak], lattice: &[Peak], area: f64) -> Result<Latt
             best = Some((score, h, min_p));
         }
     }
-    let (_, mut h, corner_prob) = best.ok_or_else(|| {
+    let (_, h, corner_prob) = best.ok_or_else(|| {
         no(format!(
             "no board: {} corner candidate{}, no four of them make a board",
             corners.len(),
             if corners.len() == 1 { "" } else { "s" }
         ))
     })?;
+    settle(h, corner_prob, lattice)
+}
+
+/// The board `h` refitted to the lattice peaks it matches, as a [`Lattice`].
+///
+/// # Errors
+///
+/// [`BoardError::Locate`] when fewer than [`MIN_MATCHED`] lattice peaks confirm it.
+fn settle(mut h: Homography, corner_prob: f32, lattice: &[Peak]) -> Result<Lattice, BoardError> {
+    let no = |why: String| BoardError::Locate(LocateError::NoSet(why));
     let mut matched = 0;
     for _ in 0..2 {
         let (pairs, n) = lattice_matches(&h, lattice);
@@ -1113,6 +1552,99 @@ mod tests {
         let lat = fit_lattice(&corners, &lattice, area).unwrap();
         assert_eq!(lat.outside, 18);
         assert!(lat.outside >= OUTSIDE_PEAKS);
+    }
+
+    #[test]
+    fn a_corner_off_the_photo_is_found_from_the_lattice() {
+        let h = cam_homography();
+        let peak = |b: [f64; 2], p: f32| {
+            let [x, y] = h.apply(b).unwrap();
+            Peak { x, y, p }
+        };
+        let area = 640.0 * 480.0;
+        // Lattice points beyond the diagonal i + j = 13 are out of the photo; the corner
+        // model marks a1, h1 and a8, and a point on the photo's edge for h8.
+        let lattice: Vec<Peak> = (0..=8)
+            .flat_map(|j| (0..=8).map(move |i| [f64::from(i), f64::from(j)]))
+            .filter(|b| b[0] + b[1] <= 13.0)
+            .map(|b| peak(b, 0.8))
+            .collect();
+        let corners: Vec<Peak> = [[0.0, 0.0], [8.0, 0.0], [7.0, 7.0], [0.0, 8.0]]
+            .iter()
+            .map(|&b| peak(b, 0.9))
+            .collect();
+        let err = |lat: &Lattice| {
+            lat.corners
+                .iter()
+                .zip(BOARD_CORNERS)
+                .map(|(c, b)| {
+                    let [x, y] = h.apply(b).unwrap();
+                    (f64::from(c[0]) - x).hypot(f64::from(c[1]) - y)
+                })
+                .fold(0.0f64, f64::max)
+        };
+        let found = fit_lattice(&corners, &lattice, area).unwrap();
+        assert!(err(&found) > 8.0, "{}", err(&found));
+        let moved = move_corners(found, &corners, &lattice);
+        assert!(err(&moved) < 1.0, "{}", err(&moved));
+        assert_eq!(moved.outside, 0);
+        // A board the corner model marked in full is left as it was.
+        let all: Vec<Peak> = BOARD_CORNERS.iter().map(|&b| peak(b, 0.9)).collect();
+        let found = fit_lattice(&all, &lattice, area).unwrap();
+        let before = found.corners;
+        assert_eq!(move_corners(found, &all, &lattice).corners, before);
+    }
+
+    #[test]
+    fn a_board_the_corner_peaks_miss_is_grown_from_the_lattice() {
+        let h = cam_homography();
+        let peak = |b: [f64; 2], p: f32| {
+            let [x, y] = h.apply(b).unwrap();
+            Peak { x, y, p }
+        };
+        let area = 640.0 * 480.0;
+        // The strongest lattice peak is a stray one, half a square off the lattice (its
+        // grid is twice as fine as the board's); 9 points hidden by pieces.
+        let mut lattice = vec![peak([4.5, 4.0], 0.95)];
+        lattice.extend(
+            (0..=8)
+                .flat_map(|j| (0..=8).map(move |i| [f64::from(i), f64::from(j)]))
+                .filter(|b| !(b[1] == 3.0 && b[0] > 1.0 && b[0] < 7.0) && b != &[4.0, 5.0])
+                .map(|b| peak(b, 0.8)),
+        );
+        // Two corner peaks: no four make a board.
+        let corners: Vec<Peak> = [[0.0, 0.0], [8.0, 8.0]]
+            .iter()
+            .map(|&b| peak(b, 0.9))
+            .collect();
+        assert!(fit_lattice(&corners, &lattice, area).is_err());
+        let lat = lattice_board(&corners, &lattice, 0.0).unwrap();
+        for (c, b) in lat.corners.iter().zip(BOARD_CORNERS) {
+            let [x, y] = h.apply(b).unwrap();
+            assert!(
+                (f64::from(c[0]) - x).hypot(f64::from(c[1]) - y) < 0.5,
+                "{c:?} {} {}",
+                lat.matched,
+                lat.outside
+            );
+        }
+        assert_eq!((lat.matched, lat.outside), (75, 0));
+    }
+
+    #[test]
+    fn label_bases_are_hermite_normal_forms() {
+        assert_eq!(
+            label_basis([[2, 0], [0, 3], [4, 6]].into_iter()),
+            ([2, 0], [0, 3])
+        );
+        // the checkerboard sublattice, index 2
+        assert_eq!(
+            label_basis([[1, 1], [1, -1], [2, 0]].into_iter()),
+            ([1, 1], [0, 2])
+        );
+        assert_eq!(label_basis([[1, 0], [0, 1]].into_iter()), ([1, 0], [0, 1]));
+        // collinear vectors span no full lattice
+        assert_eq!(label_basis([[2, 2], [4, 4]].into_iter()), ([1, 0], [0, 1]));
     }
 
     fn cam_homography() -> Homography {
