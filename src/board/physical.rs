@@ -25,13 +25,11 @@ use std::path::Path;
 use std::time::Instant;
 
 use image::RgbImage;
-use shakmaty::{Color, Role};
 
 use super::piece_prior::PIECE_PRIOR;
 use super::pose::{square_box, Camera, Homography, BOARD_CORNERS};
 use super::{
-    canonical_rc, classes, finish, top_class, BoardConfig, BoardError, BoardReading, Grid,
-    LocateError, Located, Orientation,
+    finish, top_class, BoardConfig, BoardError, BoardReading, LocateError, Located, Orientation,
 };
 use crate::model::{CornerModel, PieceModel, PIECE_H, PIECE_W, SQUARE_CLASSES};
 use crate::vision;
@@ -70,6 +68,9 @@ pub struct Lattice {
     pub corner_prob: f32,
     /// Lattice points matched by a peak, of 81.
     pub matched: usize,
+    /// Found from the lattice peaks alone: no four corner peaks made a board, so its edges
+    /// rest on where the lattice peaks end and may be off by a square.
+    pub lattice_only: bool,
     /// Lattice peaks that lie outside the board found (more than a third of a square beyond
     /// its edges): the board may run off the photo or be found wrong ([`OUTSIDE_PEAKS`]).
     pub outside: usize,
@@ -306,6 +307,13 @@ fn read_rgb_with(
         },
         t0,
     );
+    if lat.lattice_only {
+        r.flags.push(
+            "no four corner peaks make a board: it was found from its squares alone, and its \
+             edges may be off by a square"
+                .into(),
+        );
+    }
     if lat.outside >= OUTSIDE_PEAKS {
         r.flags.push(format!(
             "{} lattice points seen in the photo lie outside the board found: the board may \
@@ -337,10 +345,10 @@ pub fn add_square_prior(displayed: &mut [[f32; SQUARE_CLASSES]], o: Orientation)
 
 /// Which edge is White's: of the four ways to name the frame's edges, those where a1 is on
 /// a dark square (`parity` > 0: the frame's a1 squares are darker; < 0: the other pair;
-/// near 0: all four), then the one where the pieces stand most as they do in games
-/// (`votes`); a tie keeps White at the frame's near edge.
+/// near 0: all four), then the one whose square prior fits the readings best
+/// ([`prior_fit`]; until session 40, piece votes: each piece's distance from the middle
+/// towards its own side); a tie keeps White at the frame's near edge.
 pub fn orientation_of_photo(displayed: &[[f32; SQUARE_CLASSES]], parity: f32) -> Orientation {
-    let (grid, _) = classes(displayed);
     let candidates: &[Orientation] = if parity > PARITY_SURE {
         &[Orientation::White, Orientation::Black]
     } else if parity < -PARITY_SURE {
@@ -348,9 +356,9 @@ pub fn orientation_of_photo(displayed: &[[f32; SQUARE_CLASSES]], parity: f32) ->
     } else {
         &ORIENTATIONS
     };
-    let mut best = (i32::MIN, candidates[0]);
+    let mut best = (f32::NEG_INFINITY, candidates[0]);
     for &o in candidates {
-        let v = votes(&grid, o);
+        let v = prior_fit(displayed, o);
         if v > best.0 {
             best = (v, o);
         }
@@ -362,31 +370,23 @@ pub fn orientation_of_photo(displayed: &[[f32; SQUARE_CLASSES]], parity: f32) ->
 /// the frame; below this either way the colouring is not trusted.
 pub const PARITY_SURE: f32 = 0.03;
 
-/// How well an orientation of a displayed grid fits how games look: every piece counts its
-/// distance from the middle towards its own side (White's towards rank 1, Black's towards
-/// rank 8), pawns and kings twice. By colour more than by kind, because colour is what the
-/// piece model reads surest.
-fn votes(displayed: &Grid, o: Orientation) -> i32 {
-    let mut v = 0;
-    for (r, row) in displayed.iter().enumerate() {
-        for (c, p) in row.iter().enumerate() {
-            let Some(p) = p else { continue };
-            let (cr, _) = canonical_rc(o, r, c);
-            // canonical row 0 = rank 8: 2·row − 7 runs from −7 (rank 8) to 7 (rank 1)
-            let towards_white = 2 * cr as i32 - 7;
-            let w = if matches!(p.role, Role::Pawn | Role::King) {
-                2
-            } else {
-                1
-            };
-            v += w * if p.color == Color::White {
-                towards_white
-            } else {
-                -towards_white
-            };
+/// How well an orientation of a displayed grid fits how games look: the log-likelihood of
+/// the piece model's readings with the square prior of that orientation, summed over the
+/// squares (per square, the log-sum-exp over classes of the tempered logits plus
+/// [`PRIOR_WEIGHT`] × the prior). Where the pieces stand in games (pawns and kings near
+/// their own side, the back ranks' pieces) decides, weighed by how sure each reading is.
+fn prior_fit(displayed: &[[f32; SQUARE_CLASSES]], o: Orientation) -> f32 {
+    let mut total = 0.0f32;
+    for (i, row) in displayed.iter().take(64).enumerate() {
+        let (cr, cc) = super::canonical_rc(o, i / 8, i % 8);
+        let mut v = [0.0f32; SQUARE_CLASSES];
+        for ((x, l), p) in v.iter_mut().zip(row).zip(PIECE_PRIOR[cr * 8 + cc]) {
+            *x = l + PRIOR_WEIGHT * p;
         }
+        let m = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        total += m + v.iter().map(|x| (x - m).exp()).sum::<f32>().ln();
     }
-    v
+    total
 }
 
 /// Mean grey level of the frame's odd squares minus its even squares (a1 is even), each
@@ -451,6 +451,10 @@ pub fn find_lattice(img: &RgbImage) -> Result<Lattice, BoardError> {
         Err(e) => {
             return lattice_board(&corners, &lattice, 0.0)
                 .filter(|g| g.outside < OUTSIDE_PEAKS)
+                .map(|g| Lattice {
+                    lattice_only: true,
+                    ..g
+                })
                 .ok_or(e)
         }
     };
@@ -995,6 +999,7 @@ fn settle(mut h: Homography, corner_prob: f32, lattice: &[Peak]) -> Result<Latti
         homography: h,
         corner_prob,
         matched,
+        lattice_only: false,
         outside,
     })
 }
@@ -1843,7 +1848,7 @@ mod tests {
 
     #[test]
     fn parity_and_pawns_pick_the_orientation() {
-        use crate::board::{class_of_piece, parse_placement};
+        use crate::board::{canonical_rc, class_of_piece, parse_placement, Grid};
         // the start position as displayed with White at the bottom
         let grid = parse_placement("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR").unwrap();
         let logits = |g: &Grid| -> Vec<[f32; SQUARE_CLASSES]> {
