@@ -1636,6 +1636,60 @@ mod tests {
         assert_eq!((lat.matched, lat.outside), (75, 0));
     }
 
+    /// Whatever peaks the corner model gives (none, a few, collinear, on one spot, a true
+    /// lattice with noise, random), finding the board from them never panics, and a board
+    /// found has finite corners.
+    #[test]
+    fn any_peaks_find_a_board_or_none() {
+        let mut r = uniform(40);
+        let h = cam_homography();
+        let mut grown = 0;
+        for case in 0..300 {
+            let n = (r() * 120.0) as usize;
+            let lattice: Vec<Peak> = (0..n)
+                .map(|k| {
+                    let (x, y) = match case % 4 {
+                        // a lattice with noise and some points missing
+                        0 => {
+                            let b = [f64::from((k % 9) as u8), f64::from(((k / 9) % 9) as u8)];
+                            let [x, y] = h.apply(b).unwrap();
+                            (
+                                x + f64::from(r() - 0.5) * 8.0,
+                                y + f64::from(r() - 0.5) * 8.0,
+                            )
+                        }
+                        // collinear
+                        1 => (f64::from(r()) * 640.0, 200.0),
+                        // one spot
+                        2 => (320.0, 240.0),
+                        _ => (f64::from(r()) * 640.0, f64::from(r()) * 480.0),
+                    };
+                    Peak { x, y, p: r() }
+                })
+                .collect();
+            let corners: Vec<Peak> = (0..(r() * 8.0) as usize)
+                .map(|_| Peak {
+                    x: f64::from(r()) * 640.0,
+                    y: f64::from(r()) * 480.0,
+                    p: r(),
+                })
+                .collect();
+            let finite = |l: &Lattice| l.corners.iter().flatten().all(|v| v.is_finite());
+            if let Some(l) = lattice_board(&corners, &lattice, 0.0) {
+                assert!(finite(&l), "case {case}");
+                grown += usize::from(case % 4 == 0);
+            }
+            if let Ok(found) = fit_lattice(&corners, &lattice, 640.0 * 480.0) {
+                assert!(
+                    finite(&move_corners(found, &corners, &lattice)),
+                    "case {case}"
+                );
+            }
+        }
+        // the noisy lattices (75 cases, 0-119 peaks each) mostly make boards
+        assert!(grown >= 30, "{grown}");
+    }
+
     #[test]
     fn label_bases_are_hermite_normal_forms() {
         assert_eq!(
