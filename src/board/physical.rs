@@ -1539,11 +1539,6 @@ mod tests {
     /// whose corners the model put at the edge) are counted and flag the reading.
     #[test]
     fn lattice_peaks_outside_the_board_are_counted() {
-        let h = cam_homography();
-        let peak = |b: [f64; 2], p: f32| {
-            let [x, y] = h.apply(b).unwrap();
-            Peak { x, y, p }
-        };
         let corners: Vec<Peak> = BOARD_CORNERS.iter().map(|&b| peak(b, 0.9)).collect();
         let mut lattice: Vec<Peak> = (0..=8)
             .flat_map(|j| (0..=8).map(move |i| [f64::from(i), f64::from(j)]))
@@ -1562,10 +1557,6 @@ mod tests {
     #[test]
     fn a_corner_off_the_photo_is_found_from_the_lattice() {
         let h = cam_homography();
-        let peak = |b: [f64; 2], p: f32| {
-            let [x, y] = h.apply(b).unwrap();
-            Peak { x, y, p }
-        };
         let area = 640.0 * 480.0;
         // Lattice points beyond the diagonal i + j = 13 are out of the photo; the corner
         // model marks a1, h1 and a8, and a point on the photo's edge for h8.
@@ -1603,13 +1594,9 @@ mod tests {
     #[test]
     fn a_board_the_corner_peaks_miss_is_grown_from_the_lattice() {
         let h = cam_homography();
-        let peak = |b: [f64; 2], p: f32| {
-            let [x, y] = h.apply(b).unwrap();
-            Peak { x, y, p }
-        };
         let area = 640.0 * 480.0;
         // The strongest lattice peak is a stray one, half a square off the lattice (its
-        // grid is twice as fine as the board's); 9 points hidden by pieces.
+        // grid is twice as fine as the board's); 6 points hidden by pieces.
         let mut lattice = vec![peak([4.5, 4.0], 0.95)];
         lattice.extend(
             (0..=8)
@@ -1704,6 +1691,12 @@ mod tests {
         assert_eq!(label_basis([[1, 0], [0, 1]].into_iter()), ([1, 0], [0, 1]));
         // collinear vectors span no full lattice
         assert_eq!(label_basis([[2, 2], [4, 4]].into_iter()), ([1, 0], [0, 1]));
+    }
+
+    /// A peak at board point `b` as [`cam_homography`] sees it.
+    fn peak(b: [f64; 2], p: f32) -> Peak {
+        let [x, y] = cam_homography().apply(b).unwrap();
+        Peak { x, y, p }
     }
 
     fn cam_homography() -> Homography {
