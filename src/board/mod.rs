@@ -231,6 +231,9 @@ impl BoardReading {
 ///
 /// The file cannot be decoded, holds no board, or a model fails.
 pub fn read_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
+    if cfg.kind == BoardKind::Physical {
+        return physical::read_file(path, cfg);
+    }
     let t0 = Instant::now();
     // Decoded once: `auto` may need it twice, grey for a diagram and in colour for a set.
     let img = vision::decode(path).map_err(BoardError::Decode)?;

@@ -90,8 +90,10 @@ pub const OUTSIDE_PEAKS: usize = 8;
 /// The image does not decode, no board is found, or a model fails.
 pub fn read_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
     let t0 = Instant::now();
-    let img = vision::decode(path).map_err(BoardError::Decode)?;
+    // Read at WORK_SIDE: a large JPEG is decoded no larger than that needs.
+    let (img, scale) = vision::decode_at_least(path, WORK_SIDE).map_err(BoardError::Decode)?;
     let mut r = read_image(img, cfg)?;
+    r.unscale(scale);
     r.seconds = t0.elapsed().as_secs_f64();
     Ok(r)
 }
