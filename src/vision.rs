@@ -216,19 +216,26 @@ pub fn decode(path: &Path) -> Result<DynamicImage, VisionError> {
 ///
 /// [`VisionError::Decode`] or [`VisionError::TooLarge`].
 pub fn decode_at_least(path: &Path, min_side: u32) -> Result<(DynamicImage, f32), VisionError> {
+    use std::io::Read;
     let full = || decode(path).map(|img| (img, 1.0));
     let err = |e: &dyn std::fmt::Display| VisionError::Decode(format!("{}: {e}", path.display()));
-    let bytes = std::fs::read(path).map_err(|e| err(&e))?;
-    let Some((w, h)) = jpeg_frame(&bytes) else {
+    // The frame header comes before the scan, after at most a few large APP segments
+    // (EXIF, ICC): the file's head tells whether it is worth reading whole here.
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(JPEG_HEAD).read_to_end(&mut head))
+        .map_err(|e| err(&e))?;
+    let Some((w, h)) = jpeg_frame(&head) else {
         return full();
     };
     let side = w.max(h);
     if u32::from(side) < 2 * min_side || u32::from(side) > MAX_IMAGE_SIDE {
         return full();
     }
-    if !bytes.ends_with(&[0xFF, 0xD9]) && !jpeg_has_end(path).map_err(|e| err(&e))? {
+    if !jpeg_has_end(path).map_err(|e| err(&e))? {
         return Err(err(&"the JPEG is cut short (no end-of-image marker)"));
     }
+    let bytes = std::fs::read(path).map_err(|e| err(&e))?;
     let want = |v: u16| {
         let scaled = (f64::from(v) * f64::from(min_side) / f64::from(side)).ceil();
         scaled.clamp(1.0, f64::from(v)) as u16
@@ -258,9 +265,13 @@ pub fn decode_at_least(path: &Path, min_side: u32) -> Result<(DynamicImage, f32)
     }
 }
 
+/// How much of a file [`decode_at_least`] reads to find a JPEG's frame header.
+const JPEG_HEAD: u64 = 256 * 1024;
+
 /// The size of a JPEG's frame when it is one that [`decode_at_least`] hands to
 /// `jpeg_decoder` (8-bit samples, 1 or 3 components: the decoder panics on some frames its
-/// parser lets through); `None` for anything else.
+/// parser lets through); `None` for anything else, and when `bytes` (the file's head)
+/// end before the frame header.
 fn jpeg_frame(bytes: &[u8]) -> Option<(u16, u16)> {
     if bytes.get(..2)? != [0xFF, 0xD8] {
         return None;

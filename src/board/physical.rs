@@ -7,8 +7,9 @@
 //!    strongest corner peaks that make a convex quadrilateral give a first homography, which
 //!    is refitted by least squares to the lattice peaks it predicts (pieces hide some of them).
 //!    A board that runs off the photo, or whose corner peaks mark a piece's head, is found
-//!    again from the lattice: a corner searched for on a grid, or the lattice grown from the peaks alone and the board chosen among its 9 × 9
-//!    windows; the board that fits the peaks best is kept.
+//!    again from the lattice: a corner searched for on a grid, or the lattice grown from
+//!    the peaks alone and the board chosen among its 9 × 9 windows; the board that fits
+//!    the peaks best is kept.
 //! 2. **Camera** ([`super::pose`]): focal length and pose from the homography, so each square gets
 //!    an image box that holds a piece standing on it — tall pieces lean into the squares behind
 //!    them, so the box reaches up from the square's base, not around it.
@@ -527,10 +528,11 @@ fn lattice_board(corners: &[Peak], lattice: &[Peak], corner_prob: f32) -> Option
         }
         let first = labels[0];
         let (b1, b2) = label_basis(labels.iter().map(|l| [l[0] - first[0], l[1] - first[1]]));
-        if b1[0] * b2[1] - b1[1] * b2[0] <= 1 {
+        let index = b1[0] * b2[1] - b1[1] * b2[0];
+        if index <= 1 {
             break;
         }
-        let det = f64::from(b1[0] * b2[1] - b1[1] * b2[0]);
+        let det = f64::from(index);
         // l = first + B · l', so l' = B⁻¹ (l - first) is whole.
         let to = Homography([
             [f64::from(b1[0]), f64::from(b2[0]), f64::from(first[0])],
@@ -840,7 +842,6 @@ fn placement_score(h: &Homography, corners: &[Peak], lattice: &[Peak]) -> f32 {
     let Some(inv) = h.inverse() else {
         return f32::NEG_INFINITY;
     };
-    let on_board = |v: f64| (-0.35..=8.35).contains(&v);
     let near = |u: f64, v: f64| {
         let (i, j) = (u.round(), v.round());
         ((u - i).hypot(v - j) <= MATCH_RADIUS).then_some((i, j))
@@ -985,7 +986,6 @@ fn settle(mut h: Homography, corner_prob: f32, lattice: &[Peak]) -> Result<Latti
             .ok_or_else(|| no("the fitted lattice leaves the image".into()))?;
         *o = [x as f32, y as f32];
     }
-    let on_board = |v: f64| (-0.35..=8.35).contains(&v);
     let outside = match h.inverse() {
         Some(inv) => lattice
             .iter()
@@ -1004,6 +1004,12 @@ fn settle(mut h: Homography, corner_prob: f32, lattice: &[Peak]) -> Result<Latti
         lattice_only: false,
         outside,
     })
+}
+
+/// Whether a board coordinate lies on the playing area or within a third of a square of
+/// it (a lattice peak beyond that lies outside the board: [`Lattice::outside`]).
+fn on_board(v: f64) -> bool {
+    (-0.35..=8.35).contains(&v)
 }
 
 /// How well a corner model's peaks confirm the board `h` maps into the image: the lattice
