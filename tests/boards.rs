@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use hamle::board::{self, BoardConfig, BoardError};
+use hamle::board::{self, BoardConfig, BoardError, BoardKind};
 use hamle::eval::boards;
 
 fn dev_dir() -> Option<PathBuf> {
@@ -174,6 +174,31 @@ fn drawn_board_through_the_library() {
         "{:?}",
         r.flags
     );
+}
+
+/// `--kind auto` decodes a large JPEG at a reduced size (here 1/2: 3,000 pixels, at least
+/// 2 × 1,280) and gives its corners in the file's own pixels, as `--kind diagram` does
+/// from the whole image.
+#[test]
+fn a_large_jpeg_read_as_auto_keeps_its_pixels() {
+    let p = temp_dir().join("drawn-large.jpg");
+    drawn_board(340, 140).save(&p).unwrap();
+    let (lo, hi) = (140.0, 140.0 + 8.0 * 340.0);
+    for kind in [BoardKind::Auto, BoardKind::Diagram] {
+        let cfg = BoardConfig {
+            kind,
+            ..BoardConfig::default()
+        };
+        let r = board::read_file(&p, &cfg).unwrap();
+        let want = [[lo, lo], [hi, lo], [hi, hi], [lo, hi]];
+        for (c, w) in r.corners.iter().zip(want) {
+            assert!(
+                (c[0] - w[0]).abs() <= 12.0 && (c[1] - w[1]).abs() <= 12.0,
+                "{kind:?}: {:?}",
+                r.corners
+            );
+        }
+    }
 }
 
 /// Inputs that are not boards: a clear message, exit code 1, no panic; good inputs beside

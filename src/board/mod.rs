@@ -236,11 +236,25 @@ pub fn read_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardEr
     }
     let t0 = Instant::now();
     // Decoded once: `auto` may need it twice, grey for a diagram and in colour for a set.
-    let img = vision::decode(path).map_err(BoardError::Decode)?;
+    // `auto` takes a large JPEG at a reduced size (see AUTO_MIN_SIDE); `diagram` whole.
+    let (img, scale) = match cfg.kind {
+        BoardKind::Auto => vision::decode_at_least(path, AUTO_MIN_SIDE),
+        _ => vision::decode(path).map(|img| (img, 1.0)),
+    }
+    .map_err(BoardError::Decode)?;
     let mut r = read_decoded(img, cfg)?;
+    r.unscale(scale);
     r.seconds = t0.elapsed().as_secs_f64();
     Ok(r)
 }
+
+/// The least longer side `--kind auto` decodes a JPEG at: one at least twice this size is
+/// decoded at 1/2, 1/4 or 1/8 ([`vision::decode_at_least`]), so that the largest phone
+/// photos (3264 to 5130 pixels) stay within 300 ms on one core. It is the set reader's
+/// working side, so `auto` reads a set from the same pixels as `--kind physical`; the
+/// diagram reader then sees at least 1,280 pixels, more than the dev images have (286 to
+/// 1,365). `--kind diagram` still decodes the whole image.
+pub const AUTO_MIN_SIDE: u32 = physical::WORK_SIDE;
 
 /// [`read_file`] on an image already decoded (the reading's `seconds` are left as the
 /// reader set them; [`read_file`] counts them from before the decoding).
