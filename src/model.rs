@@ -864,6 +864,73 @@ impl PieceModel {
     }
 }
 
+/// The board-level reader for photos of sets, see `models/board3d.md`: one board's
+/// tempered piece logits in canonical order (`[1, 13, 8, 8]`, row 0 = rank 8, column 0 = file
+/// a) in, the squares' class log-odds out, in the same layout.
+pub const BOARD3D_ONNX: &[u8] = include_bytes!("../models/board3d.onnx");
+
+/// The board-level reader for photos of sets ([`BOARD3D_ONNX`]), ready to run.
+pub struct Board3dModel {
+    plan: Plan,
+}
+
+static BOARD3D_MODEL: OnceLock<Result<Board3dModel, String>> = OnceLock::new();
+
+impl Board3dModel {
+    /// The embedded model, loaded on first use (`HAMLE_BOARD3D_MODEL=PATH` loads a candidate
+    /// instead).
+    ///
+    /// # Errors
+    ///
+    /// The model does not load.
+    pub fn get() -> Result<&'static Board3dModel, String> {
+        BOARD3D_MODEL
+            .get_or_init(|| {
+                load_env_or(
+                    "HAMLE_BOARD3D_MODEL",
+                    BOARD3D_ONNX,
+                    [1, SQUARE_CLASSES, 8, 8],
+                )
+                .map(|plan| Board3dModel { plan })
+            })
+            .as_ref()
+            .map_err(|e| format!("cannot load the board model: {e}"))
+    }
+
+    /// Runs the model on 64 canonical rows of tempered logits (a8 first).
+    ///
+    /// # Errors
+    ///
+    /// tract fails.
+    pub fn run(
+        &self,
+        canonical: &[[f32; SQUARE_CLASSES]],
+    ) -> TractResult<Vec<[f32; SQUARE_CLASSES]>> {
+        if canonical.len() != 64 {
+            return Err(anyhow!("{} squares where a board has 64", canonical.len()));
+        }
+        let mut px = vec![0.0f32; SQUARE_CLASSES * 64];
+        for (i, row) in canonical.iter().enumerate() {
+            for (k, v) in row.iter().enumerate() {
+                px[k * 64 + i] = *v;
+            }
+        }
+        let input = Tensor::from_shape(&[1, SQUARE_CLASSES, 8, 8], &px)?;
+        let out = self.plan.spawn()?.run(tvec!(input.into_tvalue()))?;
+        let flat: Vec<f32> = out[0]
+            .to_plain_array_view::<f32>()?
+            .iter()
+            .cloned()
+            .collect();
+        if flat.len() != SQUARE_CLASSES * 64 {
+            return Err(anyhow!("the board model gave {} values", flat.len()));
+        }
+        Ok((0..64)
+            .map(|i| std::array::from_fn(|k| flat[k * 64 + i]))
+            .collect())
+    }
+}
+
 /// The printed-coordinate reader, ready to run (in batches of 16, see `CropPlan`).
 pub struct CoordModel {
     plan: CropPlan,
@@ -1218,6 +1285,25 @@ mod tests {
     /// One value per line, as the check files are written.
     fn values(text: &str) -> Vec<f32> {
         text.lines().map(|l| l.trim().parse().unwrap()).collect()
+    }
+
+    /// The board-level model for photos of sets: tract matches PyTorch (onnxruntime) on the
+    /// logits of one validation board saved at export.
+    #[test]
+    fn board_model_matches_pytorch() {
+        let input = values(include_str!("../models/board3d.check-in.txt"));
+        assert_eq!(input.len(), SQUARE_CLASSES * 64);
+        let rows: Vec<[f32; SQUARE_CLASSES]> = (0..64)
+            .map(|i| std::array::from_fn(|k| input[k * 64 + i]))
+            .collect();
+        let got = Board3dModel::get().unwrap().run(&rows).unwrap();
+        let want = values(include_str!("../models/board3d.check-out.txt"));
+        let worst = (0..64)
+            .flat_map(|i| (0..SQUARE_CLASSES).map(move |k| (i, k)))
+            .map(|(i, k)| (got[i][k] - want[k * 64 + i]).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst < 2e-3, "largest board logit difference {worst}");
+        assert!(Board3dModel::get().unwrap().run(&rows[..10]).is_err());
     }
 
     /// The square model: tract matches PyTorch on the exported check pair.

@@ -29,10 +29,8 @@ use image::RgbImage;
 
 use super::piece_prior::PIECE_PRIOR;
 use super::pose::{square_box, Camera, Homography, BOARD_CORNERS};
-use super::{
-    finish, top_class, BoardConfig, BoardError, BoardReading, LocateError, Located, Orientation,
-};
-use crate::model::{CornerModel, PieceModel, PIECE_H, PIECE_W, SQUARE_CLASSES};
+use super::{finish, BoardConfig, BoardError, BoardReading, LocateError, Located, Orientation};
+use crate::model::{Board3dModel, CornerModel, PieceModel, PIECE_H, PIECE_W, SQUARE_CLASSES};
 use crate::vision;
 
 /// Photos are read at most this large (longer side, pixels): squares of up to ~100 px.
@@ -131,21 +129,18 @@ pub fn read_image_with(
     look: Look,
 ) -> Result<BoardReading, BoardError> {
     let (rgb, scale) = vision::rgb_of(img, WORK_SIDE);
-    let mut r = whole(read_rgb_with(&rgb, cfg, look, None)?)?;
+    let mut r = read_rgb_with(&rgb, cfg, look)?;
     r.unscale(scale);
     Ok(r)
 }
 
 /// [`read_image_with`] looking once, for a reading that is only of use if its confidence
-/// (its least sure square's) comes out above `above`: `Ok(None)`, without reading the rest
-/// of the board, as soon as one square shows that it cannot. A square's confidence in the
-/// reading is at most its most likely class's probability under the square prior of the
-/// orientation chosen (the rule and count fixes only move squares to less likely classes),
-/// so the reading's confidence in an orientation is at most the least of its squares' such
-/// probabilities under that orientation ([`square_bounds`]); the reading gives up once that
-/// least, at its highest over the orientations still possible (the four, or the one given),
-/// is under `above` by more than the rounding of the confidences (0.0005). Whenever it gives
-/// up, the full reading's confidence would not have been above `above`.
+/// (its least sure square's) comes out above `above`: `Ok(None)` where it does not.
+///
+/// Until session 42 this gave up part way, as soon as the squares read so far bounded the
+/// confidence under `above` (the square prior alone could only lower a square's top
+/// probability so far); the board model ([`Board3dModel`]) reads all 64 squares together
+/// and can raise any square's, so the board is read whole.
 ///
 /// # Errors
 ///
@@ -155,72 +150,18 @@ pub fn read_image_if_surer(
     cfg: &BoardConfig,
     above: f64,
 ) -> Result<Option<BoardReading>, BoardError> {
-    let (rgb, scale) = vision::rgb_of(img, WORK_SIDE);
-    let mut r = read_rgb_with(&rgb, cfg, Look::Once, Some(above))?;
-    if let Some(r) = &mut r {
-        r.unscale(scale);
-    }
-    Ok(r)
+    let r = read_image_with(img, cfg, Look::Once)?;
+    Ok((r.confidence > above).then_some(r))
 }
 
 /// The orientations a reading of a photo of a set can take (the order of
-/// [`square_bounds`] and of [`orientation_of_photo`]'s candidates).
+/// [`orientation_of_photo`]'s candidates).
 const ORIENTATIONS: [Orientation; 4] = [
     Orientation::White,
     Orientation::Black,
     Orientation::Left,
     Orientation::Right,
 ];
-
-/// The highest probability any class of the frame's square `i` (rank-major from a1) can
-/// have in a reading of these logits, in each orientation of [`ORIENTATIONS`]: its
-/// tempered logits plus that orientation's square prior (see [`read_image_if_surer`]).
-fn square_bounds(i: usize, logits: &[f32; SQUARE_CLASSES]) -> [f32; 4] {
-    // Displayed place of frame square i (row 0 = the frame's rank 8).
-    let (r, c) = (7 - i / 8, i % 8);
-    ORIENTATIONS.map(|o| {
-        let (cr, cc) = super::canonical_rc(o, r, c);
-        let row: [f32; SQUARE_CLASSES] = std::array::from_fn(|k| {
-            logits[k] / TEMPERATURE + PRIOR_WEIGHT * PIECE_PRIOR[cr * 8 + cc][k]
-        });
-        // The probability `finish` starts the square's confidence from (`classes`); it is
-        // 0 only where the logits are not numbers, which get no bound.
-        match top_class(&row).1 {
-            p if p > 0.0 => p,
-            _ => 1.0,
-        }
-    })
-}
-
-/// The least of the squares' [`square_bounds`] so far in each orientation: the highest
-/// confidence a reading of the whole board can still come out with.
-#[derive(Debug, Clone, Copy)]
-struct BoardBound {
-    least: [f32; 4],
-    /// The orientation given, if any: then only its bound counts.
-    given: Option<Orientation>,
-}
-
-impl BoardBound {
-    fn new(given: Option<Orientation>) -> BoardBound {
-        BoardBound {
-            least: [1.0; 4],
-            given,
-        }
-    }
-
-    /// Takes in the frame's square `i` and returns the bound on the reading's confidence.
-    fn add(&mut self, i: usize, logits: &[f32; SQUARE_CLASSES]) -> f32 {
-        for (m, b) in self.least.iter_mut().zip(square_bounds(i, logits)) {
-            *m = m.min(b);
-        }
-        ORIENTATIONS
-            .iter()
-            .zip(self.least)
-            .filter(|(o, _)| self.given.is_none_or(|g| g == **o))
-            .fold(0.0f32, |a, (_, m)| a.max(m))
-    }
-}
 
 /// The piece model is overconfident on sets it has not seen, so its logits are divided by a
 /// temperature before the softmax. Chosen on the 60 renders of `work-tmp/r3d/seen`
@@ -236,23 +177,15 @@ pub const TEMPERATURE: f32 = 1.4;
 ///
 /// No board is found, or a model fails.
 pub fn read_rgb(img: &RgbImage, cfg: &BoardConfig) -> Result<BoardReading, BoardError> {
-    whole(read_rgb_with(img, cfg, Look::Mirrored, None)?)
+    read_rgb_with(img, cfg, Look::Mirrored)
 }
 
-/// A reading [`read_rgb_with`] made with no limit: it never gives up, so `None` would be a
-/// bug, reported as an error rather than a panic.
-fn whole(r: Option<BoardReading>) -> Result<BoardReading, BoardError> {
-    r.ok_or_else(|| BoardError::Model("the piece model stopped with no limit set".into()))
-}
-
-/// [`read_rgb`] looking as `look` says; with `above` ([`read_image_if_surer`], looking
-/// once), `None` where the reading cannot come out surer than that.
+/// [`read_rgb`] looking as `look` says.
 fn read_rgb_with(
     img: &RgbImage,
     cfg: &BoardConfig,
     look: Look,
-    above: Option<f64>,
-) -> Result<Option<BoardReading>, BoardError> {
+) -> Result<BoardReading, BoardError> {
     let t0 = Instant::now();
     let min = super::locate::MIN_IMAGE_SIDE;
     if img.width() < min || img.height() < min {
@@ -269,19 +202,11 @@ fn read_rgb_with(
     )?;
     let pixels = cut_pieces(img, &cam);
     let model = PieceModel::get().map_err(BoardError::Model)?;
-    let frame = match (look, above) {
-        (Look::Once, None) => model.run_board(&pixels).map(Some),
-        (Look::Once, Some(above)) => {
-            let limit = (above - 0.0005) as f32;
-            let mut bound = BoardBound::new(cfg.orientation);
-            model.run_board_while(&pixels, |i, l| bound.add(i, l) > limit)
-        }
-        (Look::Mirrored, _) => model.read_board(&pixels).map(Some),
+    let frame = match look {
+        Look::Once => model.run_board(&pixels),
+        Look::Mirrored => model.read_board(&pixels),
     }
     .map_err(|e| BoardError::Model(format!("{e:#}")))?;
-    let Some(frame) = frame else {
-        return Ok(None);
-    };
     // Displayed order: row 0 = the frame's rank 8 (far edge), column 0 = its a-file. The
     // logits are divided by the model's temperature, so that square confidences are
     // probabilities.
@@ -296,7 +221,21 @@ fn read_rgb_with(
         Some(o) => o,
         None => orientation_of_photo(&displayed, parity),
     };
-    add_square_prior(&mut displayed, orientation);
+    // The board model reads the 64 squares together (canonical order, White at the
+    // bottom) and gives their classes' log-odds, in place of the square prior alone.
+    let board = Board3dModel::get().map_err(BoardError::Model)?;
+    let mut canon = vec![[0.0f32; SQUARE_CLASSES]; 64];
+    for (i, row) in displayed.iter().enumerate() {
+        let (cr, cc) = super::canonical_rc(orientation, i / 8, i % 8);
+        canon[cr * 8 + cc] = *row;
+    }
+    let out = board
+        .run(&canon)
+        .map_err(|e| BoardError::Model(format!("{e:#}")))?;
+    for (i, row) in displayed.iter_mut().enumerate() {
+        let (cr, cc) = super::canonical_rc(orientation, i / 8, i % 8);
+        *row = out[cr * 8 + cc];
+    }
     let [a1, h1, h8, a8] = lat.corners;
     let mut r = finish(
         &displayed,
@@ -324,7 +263,7 @@ fn read_rgb_with(
             lat.outside
         ));
     }
-    Ok(Some(r))
+    Ok(r)
 }
 
 /// How much the square prior ([`PIECE_PRIOR`]: where pieces stand in real games) counts
@@ -1386,104 +1325,6 @@ mod tests {
                 .wrapping_add(1_442_695_040_888_963_407);
             (seed >> 33) as f32 / (1u64 << 31) as f32
         }
-    }
-
-    /// `read_image_if_surer` gives up once its `BoardBound` is under its limit: the least of
-    /// the squares' `square_bounds` in an orientation must bound the confidence of the
-    /// reading in that orientation, whatever the rule and count fixes change. On random
-    /// logits (many pieces, so the fixes work hard), the reading's confidence is never above
-    /// it, and so never above the board's bound over the four orientations either.
-    #[test]
-    fn square_bounds_bound_the_reading_confidence() {
-        let mut next = uniform(7);
-        let cfg = BoardConfig::default();
-        let mut tight = 0;
-        let mut below_any = 0;
-        for trial in 0..200 {
-            let spread = 2.0 + 10.0 * next();
-            let mut frame: Vec<[f32; SQUARE_CLASSES]> = (0..64)
-                .map(|_| std::array::from_fn(|_| (next() - 0.5) * spread))
-                .collect();
-            if trial % 2 == 1 {
-                // A sure board (empty squares, the two kings on e1 and e8) with three
-                // squares in doubt: few fixes, so the bound is nearly reached.
-                for (i, l) in frame.iter_mut().enumerate() {
-                    let k = match i {
-                        4 => 6,
-                        60 => 12,
-                        _ => 0,
-                    };
-                    if i % 23 != 5 {
-                        *l = std::array::from_fn(|j| if j == k { 9.0 } else { 0.0 });
-                    }
-                }
-            }
-            let mut board = BoardBound::new(None);
-            let mut whole = 1.0;
-            for (i, l) in frame.iter().enumerate() {
-                whole = board.add(i, l);
-            }
-            // The old bound: each square's highest over the orientations, least over squares.
-            let per_square = (0..64)
-                .map(|i| {
-                    square_bounds(i, &frame[i])
-                        .into_iter()
-                        .fold(0.0f32, f32::max)
-                })
-                .fold(1.0f32, f32::min);
-            assert!(whole <= per_square + 1e-6, "{whole} over {per_square}");
-            if whole + 0.01 < per_square {
-                below_any += 1;
-            }
-            for (k, o) in ORIENTATIONS.into_iter().enumerate() {
-                let least = (0..64)
-                    .map(|i| square_bounds(i, &frame[i])[k])
-                    .fold(1.0f32, f32::min);
-                assert!(least <= whole + 1e-6);
-                let mut given = BoardBound::new(Some(o));
-                let mut only = 1.0;
-                for (i, l) in frame.iter().enumerate() {
-                    only = given.add(i, l);
-                }
-                assert_eq!(only, least, "{o:?}");
-                let mut displayed = vec![[0.0f32; SQUARE_CLASSES]; 64];
-                for rank in 0..8 {
-                    for file in 0..8 {
-                        displayed[(7 - rank) * 8 + file] =
-                            frame[rank * 8 + file].map(|v| v / TEMPERATURE);
-                    }
-                }
-                add_square_prior(&mut displayed, o);
-                let r = super::super::finish(
-                    &displayed,
-                    o,
-                    &cfg,
-                    super::super::Located {
-                        kind: super::super::BoardKind::Physical,
-                        corners: [[0.0; 2]; 4],
-                        score: 0.0,
-                        checker: 0.0,
-                    },
-                    Instant::now(),
-                );
-                assert!(
-                    r.confidence <= f64::from(least) + 0.0005,
-                    "{o:?}: {} over {least}",
-                    r.confidence
-                );
-                if r.confidence + 0.05 >= f64::from(least) {
-                    tight += 1;
-                }
-            }
-        }
-        // On the sure boards the bound is often close (it is not a loose 1.0): at least a
-        // quarter of their 400 readings come within 0.05 of it.
-        assert!(
-            tight >= 100,
-            "{tight} of 800 readings within 0.05 of the bound"
-        );
-        // And the bound per orientation is tighter than the one per square on some boards.
-        assert!(below_any > 0, "the board bound never beat the square bound");
     }
 
     /// The reference for `crop_into`: the same crop, sample by sample (each output pixel the
