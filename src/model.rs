@@ -188,16 +188,6 @@ impl CropPlan {
 
     /// Logits of the crops in `pixels` (crop after crop, each `C × H × W` values).
     fn run<const K: usize>(&self, pixels: &[f32]) -> TractResult<Vec<[f32; K]>> {
-        self.run_while(pixels, |_, _| true)
-            .map(|out| out.unwrap_or_default())
-    }
-
-    /// [`Self::run`], stopping (`None`) as soon as `keep(i, logits of crop i)` says no.
-    fn run_while<const K: usize>(
-        &self,
-        pixels: &[f32],
-        mut keep: impl FnMut(usize, &[f32; K]) -> bool,
-    ) -> TractResult<Option<Vec<[f32; K]>>> {
         let len: usize = self.crop.iter().product();
         if !pixels.len().is_multiple_of(len) {
             return Err(anyhow!(
@@ -223,14 +213,9 @@ impl CropPlan {
             };
             let res = state.run(tvec!(input.into_tvalue()))?;
             let rows = logit_rows::<K>(&res[0], self.batch)?;
-            for row in rows.into_iter().take(chunk.len() / len) {
-                if !keep(out.len(), &row) {
-                    return Ok(None);
-                }
-                out.push(row);
-            }
+            out.extend(rows.into_iter().take(chunk.len() / len));
         }
-        Ok(Some(out))
+        Ok(out)
     }
 }
 
@@ -824,21 +809,6 @@ impl PieceModel {
     pub fn run_board(&self, pixels: &[f32]) -> TractResult<Vec<[f32; SQUARE_CLASSES]>> {
         check_len(pixels, SQUARE_BATCH * 3 * (PIECE_H * PIECE_W) as usize)?;
         self.plan.run(pixels)
-    }
-
-    /// [`Self::run_board`], crop after crop, giving up (`None`) as soon as
-    /// `keep(crop index, its logits)` says no.
-    ///
-    /// # Errors
-    ///
-    /// As [`Self::run_board`].
-    pub fn run_board_while(
-        &self,
-        pixels: &[f32],
-        keep: impl FnMut(usize, &[f32; SQUARE_CLASSES]) -> bool,
-    ) -> TractResult<Option<Vec<[f32; SQUARE_CLASSES]>>> {
-        check_len(pixels, SQUARE_BATCH * 3 * (PIECE_H * PIECE_W) as usize)?;
-        self.plan.run_while(pixels, keep)
     }
 
     /// [`Self::run_board`] on the crops and on their mirror images (left to right), the two

@@ -991,7 +991,7 @@ pub fn canonical_rc(o: Orientation, r: usize, c: usize) -> (usize, usize) {
 
 /// Logits in displayed order (64 rows, row-major from the image's top left) turned to the
 /// canonical board's order (a8 first).
-fn canonical_logits(
+pub(crate) fn canonical_logits(
     displayed: &[[f32; SQUARE_CLASSES]],
     o: Orientation,
 ) -> Vec<[f32; SQUARE_CLASSES]> {

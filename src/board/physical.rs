@@ -224,13 +224,8 @@ fn read_rgb_with(
     // The board model reads the 64 squares together (canonical order, White at the
     // bottom) and gives their classes' log-odds, in place of the square prior alone.
     let board = Board3dModel::get().map_err(BoardError::Model)?;
-    let mut canon = vec![[0.0f32; SQUARE_CLASSES]; 64];
-    for (i, row) in displayed.iter().enumerate() {
-        let (cr, cc) = super::canonical_rc(orientation, i / 8, i % 8);
-        canon[cr * 8 + cc] = *row;
-    }
     let out = board
-        .run(&canon)
+        .run(&super::canonical_logits(&displayed, orientation))
         .map_err(|e| BoardError::Model(format!("{e:#}")))?;
     for (i, row) in displayed.iter_mut().enumerate() {
         let (cr, cc) = super::canonical_rc(orientation, i / 8, i % 8);
@@ -318,17 +313,14 @@ pub const PARITY_SURE: f32 = 0.03;
 /// [`PRIOR_WEIGHT`] × the prior). Where the pieces stand in games (pawns and kings near
 /// their own side, the back ranks' pieces) decides, weighed by how sure each reading is.
 fn prior_fit(displayed: &[[f32; SQUARE_CLASSES]], o: Orientation) -> f32 {
-    let mut total = 0.0f32;
-    for (i, row) in displayed.iter().take(64).enumerate() {
-        let (cr, cc) = super::canonical_rc(o, i / 8, i % 8);
-        let mut v = [0.0f32; SQUARE_CLASSES];
-        for ((x, l), p) in v.iter_mut().zip(row).zip(PIECE_PRIOR[cr * 8 + cc]) {
-            *x = l + PRIOR_WEIGHT * p;
-        }
-        let m = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        total += m + v.iter().map(|x| (x - m).exp()).sum::<f32>().ln();
-    }
-    total
+    let mut v = displayed[..displayed.len().min(64)].to_vec();
+    add_square_prior(&mut v, o);
+    v.iter()
+        .map(|row| {
+            let m = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            m + row.iter().map(|x| (x - m).exp()).sum::<f32>().ln()
+        })
+        .sum()
 }
 
 /// Mean grey level of the frame's odd squares minus its even squares (a1 is even), each
