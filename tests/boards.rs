@@ -218,9 +218,26 @@ fn bad_inputs_fail_cleanly() {
     image::GrayImage::from_pixel(400, 300, image::Luma([250]))
         .save(&blank)
         .unwrap();
+    // Blurred colour noise (a fixed generator): until session 43 such noise could read as
+    // a photo of a set (an empty board with a rook and a pawn, confidence 0.45).
+    let noise = dir.join("noise.png");
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let raw = image::RgbImage::from_fn(800, 600, |_, _| {
+        let mut byte = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 56) as u8
+        };
+        image::Rgb([byte(), byte(), byte()])
+    });
+    imageproc::filter::gaussian_blur_f32(&raw, 3.0)
+        .save(&noise)
+        .unwrap();
     let good = dir.join("good.png");
     drawn_board(32, 10).save(&good).unwrap();
     for (p, want) in [
+        (&noise, "no board"),
         (&not_image, "cannot decode"),
         (&empty, "cannot decode"),
         (&tiny, "too small"),

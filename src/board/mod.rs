@@ -148,7 +148,9 @@ pub struct BoardReading {
     /// White's is not, so Black must be to move) or `assumed` (White).
     pub side_from: SideFrom,
     /// The lowest of the 64 squares' confidences (the board is as sure as its least sure
-    /// square; a product would sink every board, the model's softmax being smoothed).
+    /// square; a product would sink every board, the model's softmax being smoothed). A
+    /// photo of a set read as a position no game reaches (`flags` from the rule checks)
+    /// gets 0: the reading is wrong somewhere.
     pub confidence: f64,
     /// The placement as displayed: the image's top row first, its left square first.
     pub displayed: String,

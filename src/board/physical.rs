@@ -216,7 +216,15 @@ fn read_rgb_with(
             displayed[(7 - rank) * 8 + file] = frame[rank * 8 + file].map(|v| v / TEMPERATURE);
         }
     }
-    let parity = colour_parity(img, &lat.homography);
+    let contrast = checker_contrast(img, &lat.homography);
+    if contrast.t < MIN_CHECKER_T {
+        return Err(BoardError::Locate(LocateError::NoSet(format!(
+            "no board: the squares found do not alternate light and dark (their difference \
+             is {:.1} standard errors, a board's at least {MIN_CHECKER_T})",
+            contrast.t
+        ))));
+    }
+    let parity = contrast.parity;
     let orientation = match cfg.orientation {
         Some(o) => o,
         None => orientation_of_photo(&displayed, parity),
@@ -244,6 +252,12 @@ fn read_rgb_with(
         },
         t0,
     );
+    // No game reaches what the rule checks flag (a side without its king, both kings in
+    // check, a pawn on its first rank, ...): such a reading is wrong somewhere, however
+    // sure its squares are (random noise read as an empty board with one pawn was 0.73).
+    if !r.flags.is_empty() {
+        r.confidence = 0.0;
+    }
     if lat.lattice_only {
         r.flags.push(
             "no four corner peaks make a board: it was found from its squares alone, and its \
@@ -303,6 +317,12 @@ pub fn orientation_of_photo(displayed: &[[f32; SQUARE_CLASSES]], parity: f32) ->
     best.1
 }
 
+/// The least [`CheckerContrast::t`] of a board: below it the squares found do not alternate
+/// light and dark, and the photo is taken for one without a board. Session 43: random noise
+/// 0.2–0.7; renders at least 4.9 (150 test and validation renders), real photos at least
+/// 8.0 (45).
+pub const MIN_CHECKER_T: f32 = 2.0;
+
 /// How much darker the squares of a1's colour are than the others (grey levels 0..1) in
 /// the frame; below this either way the colouring is not trusted.
 pub const PARITY_SURE: f32 = 0.03;
@@ -327,7 +347,24 @@ fn prior_fit(displayed: &[[f32; SQUARE_CLASSES]], o: Orientation) -> f32 {
 /// square measured at four points near its corners, where a piece's round base rarely
 /// stands, taking the median of the four.
 pub fn colour_parity(img: &RgbImage, h: &Homography) -> f32 {
-    let (mut even, mut odd, mut ne, mut no) = (0.0f32, 0.0f32, 0, 0);
+    checker_contrast(img, h).parity
+}
+
+/// How the frame's squares alternate light and dark: [`colour_parity`]'s difference and how
+/// many standard errors it stands from zero.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CheckerContrast {
+    /// Mean grey of the odd squares minus the even ones (0..1 either way).
+    pub parity: f32,
+    /// `parity` over its standard error (Welch), from the spread of the squares' greys
+    /// within each colour; 0 when fewer than two squares of a colour were measured.
+    pub t: f32,
+}
+
+/// [`CheckerContrast`] of the frame `h` in `img`: each square's grey is the median of four
+/// points near its corners.
+pub fn checker_contrast(img: &RgbImage, h: &Homography) -> CheckerContrast {
+    let (mut even, mut odd) = (Vec::with_capacity(32), Vec::with_capacity(32));
     for rank in 0..8 {
         for file in 0..8 {
             let mut v = Vec::with_capacity(4);
@@ -344,18 +381,33 @@ pub fn colour_parity(img: &RgbImage, h: &Homography) -> f32 {
             v.sort_by(f32::total_cmp);
             let m = (v[(v.len() - 1) / 2] + v[v.len() / 2]) / 2.0;
             if (file + rank) % 2 == 0 {
-                even += m;
-                ne += 1;
+                even.push(m);
             } else {
-                odd += m;
-                no += 1;
+                odd.push(m);
             }
         }
     }
-    if ne == 0 || no == 0 {
-        return 0.0;
+    let stats = |v: &[f32]| {
+        let n = v.len() as f32;
+        let mean = v.iter().sum::<f32>() / n;
+        let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f32>() / (n - 1.0).max(1.0);
+        (mean, var / n)
+    };
+    if even.is_empty() || odd.is_empty() {
+        return CheckerContrast {
+            parity: 0.0,
+            t: 0.0,
+        };
     }
-    odd / no as f32 - even / ne as f32
+    let ((me, se), (mo, so)) = (stats(&even), stats(&odd));
+    let parity = mo - me;
+    let t = if even.len() < 2 || odd.len() < 2 {
+        0.0
+    } else {
+        // a board of perfectly flat colours has no spread: any difference is sure
+        parity.abs() / (se + so).sqrt().max(1e-4)
+    };
+    CheckerContrast { parity, t }
 }
 
 fn grey_at(img: &RgbImage, x: f32, y: f32) -> Option<f32> {
@@ -1647,6 +1699,51 @@ mod tests {
         // the same board named from h1: its "a1" squares are light
         let turned = Homography::from_corners(&[[s, s], [s, 0.0], [0.0, 0.0], [0.0, s]]).unwrap();
         assert!(colour_parity(&img, &turned) < -0.5);
+    }
+
+    /// A drawn board's squares stand many standard errors apart; random noise seen through
+    /// the same frame does not reach [`MIN_CHECKER_T`].
+    #[test]
+    fn checker_contrast_tells_a_board_from_noise() {
+        let sq = 20u32;
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rand = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 56) as u8
+        };
+        let board = RgbImage::from_fn(8 * sq, 8 * sq, |x, y| {
+            let (file, rank) = (x / sq, 7 - y / sq);
+            let base = if (file + rank) % 2 == 0 { 90 } else { 170 };
+            let v = base + rand() / 8;
+            image::Rgb([v, v, v])
+        });
+        let noise = RgbImage::from_fn(8 * sq, 8 * sq, |_, _| {
+            let v = rand();
+            image::Rgb([v, v, v])
+        });
+        let s = (8 * sq) as f32;
+        let h = Homography::from_corners(&[[0.0, s], [s, s], [s, 0.0], [0.0, 0.0]]).unwrap();
+        let b = checker_contrast(&board, &h);
+        assert!(b.parity > 0.2 && b.t > 10.0 * MIN_CHECKER_T, "{b:?}");
+        let n = checker_contrast(&noise, &h);
+        assert!(n.t < MIN_CHECKER_T, "{n:?}");
+        // a frame wholly outside the image measures nothing
+        let far = Homography::from_corners(&[
+            [1e4, 1e4 + s],
+            [1e4 + s, 1e4 + s],
+            [1e4 + s, 1e4],
+            [1e4, 1e4],
+        ])
+        .unwrap();
+        assert_eq!(
+            checker_contrast(&board, &far),
+            CheckerContrast {
+                parity: 0.0,
+                t: 0.0
+            }
+        );
     }
 
     /// Crops of boxes inside, across and outside the image come back at the model's size
