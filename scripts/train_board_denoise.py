@@ -106,8 +106,12 @@ class Denoiser(nn.Module):
         return x + self.out(h)
 
 
-def simulate(rng: np.random.Generator, cls: np.ndarray, pool: list[np.ndarray], shift: float):
-    """Tempered logits [n, 13, 64] for boards of classes `cls` [n, 64]."""
+def simulate(rng: np.random.Generator, cls: np.ndarray, pool: list[np.ndarray], shift: float,
+             renders: list[list[np.ndarray]] | None = None, grouped: float = 0.0):
+    """Tempered logits [n, 13, 64] for boards of classes `cls` [n, 64]. With probability
+    `grouped` a board draws its readings of each class from one render's crops of that
+    class (`renders[r][c]`, when that render has any): one set, one light, the same
+    confusions for all its pawns, as in a real photo."""
     n = cls.shape[0]
     out = np.empty((n, 64, 13), dtype=np.float32)
     for c in range(13):
@@ -116,6 +120,13 @@ def simulate(rng: np.random.Generator, cls: np.ndarray, pool: list[np.ndarray], 
         if k == 0:
             continue
         out[idx] = pool[c][rng.integers(0, len(pool[c]), k)]
+    if renders and grouped > 0:
+        for b in np.nonzero(rng.random(n) < grouped)[0]:
+            src = renders[rng.integers(0, len(renders))]
+            for c in np.unique(cls[b]):
+                if len(src[c]):
+                    sq = np.nonzero(cls[b] == c)[0]
+                    out[b, sq] = src[c][rng.integers(0, len(src[c]), len(sq))]
     if shift > 0:
         bias = rng.normal(0, shift, size=(n, 13, 13)).astype(np.float32)
         bias[:, 0, :] *= 0.3   # empty squares look alike across sets
@@ -143,6 +154,8 @@ def main():
     ap.add_argument("--bs", type=int, default=128)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--shift", type=float, default=1.0)
+    ap.add_argument("--grouped", type=float, default=0.0,
+                    help="share of boards whose readings come from one render's crops")
     ap.add_argument("--every", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
@@ -151,11 +164,13 @@ def main():
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
-    L, Y = [], []
+    L, Y, renders = [], [], []
     for p in args.pool:
         z = np.load(p)
         L.append(z["L"].reshape(-1, 13) / TEMPERATURE)
         Y.append(z["Y"].reshape(-1))
+        for lr, yr in zip(z["L"].astype(np.float32) / TEMPERATURE, z["Y"]):
+            renders.append([lr[yr == c] for c in range(13)])
     L, Y = np.concatenate(L).astype(np.float32), np.concatenate(Y)
     pool = [L[Y == c] for c in range(13)]
     print("pool:", [len(p) for p in pool], flush=True)
@@ -168,7 +183,7 @@ def main():
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, args.lr, total_steps=args.steps)
     for step in range(1, args.steps + 1):
         cls = boards[rng.integers(0, len(boards), args.bs)]
-        x = torch.from_numpy(simulate(rng, cls, pool, args.shift))
+        x = torch.from_numpy(simulate(rng, cls, pool, args.shift, renders, args.grouped))
         y = torch.from_numpy(cls.reshape(-1, 8, 8))
         loss = F.cross_entropy(model(x), y)
         opt.zero_grad()
