@@ -234,10 +234,16 @@ fn bad_inputs_fail_cleanly() {
     imageproc::filter::gaussian_blur_f32(&raw, 3.0)
         .save(&noise)
         .unwrap();
+    // Not small, but too narrow once scaled to the working size: named at its own size.
+    let strip = dir.join("strip.png");
+    image::GrayImage::from_pixel(5000, 40, image::Luma([128]))
+        .save(&strip)
+        .unwrap();
     let good = dir.join("good.png");
     drawn_board(32, 10).save(&good).unwrap();
     for (p, want) in [
         (&noise, "no board"),
+        (&strip, "too narrow for a board (5000×40 px"),
         (&not_image, "cannot decode"),
         (&empty, "cannot decode"),
         (&tiny, "too small"),

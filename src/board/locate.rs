@@ -103,6 +103,9 @@ impl BoardBox {
 pub enum LocateError {
     /// The image is smaller than [`MIN_IMAGE_SIDE`] on a side.
     TooSmall { width: u32, height: u32 },
+    /// The image (`width` × `height`, as given) is so long and narrow that its shorter side
+    /// falls under [`MIN_IMAGE_SIDE`] at the size a reader works at.
+    TooNarrow { width: u32, height: u32 },
     /// Nothing board-like: the best lattice's score is below [`MIN_SCORE`], or its
     /// squares do not alternate light and dark ([`MIN_CHECKER`]).
     NoBoard { score: f32, checker: f32 },
@@ -116,6 +119,11 @@ impl std::fmt::Display for LocateError {
             LocateError::TooSmall { width, height } => write!(
                 f,
                 "image too small for a board ({width}×{height} px; at least {MIN_IMAGE_SIDE} a side)"
+            ),
+            LocateError::TooNarrow { width, height } => write!(
+                f,
+                "image too narrow for a board ({width}×{height} px; its shorter side is under \
+                 {MIN_IMAGE_SIDE} px at the size it is read at)"
             ),
             LocateError::NoBoard { score, checker } => write!(
                 f,

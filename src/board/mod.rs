@@ -244,10 +244,36 @@ pub fn read_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardEr
         _ => vision::decode(path).map(|img| (img, 1.0)),
     }
     .map_err(BoardError::Decode)?;
-    let mut r = read_decoded(img, cfg)?;
+    let size = file_size(&img, scale);
+    let mut r = read_decoded(img, cfg).map_err(|e| sized(e, size))?;
     r.unscale(scale);
     r.seconds = t0.elapsed().as_secs_f64();
     Ok(r)
+}
+
+/// The size in the file's pixels of an image decoded at `scale` (as
+/// [`vision::decode_at_least`] gives it).
+pub(crate) fn file_size(img: &image::DynamicImage, scale: f32) -> (u32, u32) {
+    let s = if scale > 0.0 { scale } else { 1.0 };
+    let side = |v: u32| (v as f32 / s).round() as u32;
+    (side(img.width()), side(img.height()))
+}
+
+/// `e`, with a [`LocateError::TooSmall`] naming the image's size as given (`size`) rather
+/// than the size a reader scaled it to (a 5000 × 40 strip was "1280×10 px"); an image that
+/// is not small on either side is [`LocateError::TooNarrow`].
+pub(crate) fn sized(e: BoardError, size: (u32, u32)) -> BoardError {
+    let (width, height) = size;
+    match e {
+        BoardError::Locate(LocateError::TooSmall { .. }) => {
+            BoardError::Locate(if width.min(height) < locate::MIN_IMAGE_SIDE {
+                LocateError::TooSmall { width, height }
+            } else {
+                LocateError::TooNarrow { width, height }
+            })
+        }
+        e => e,
+    }
 }
 
 /// The least longer side `--kind auto` decodes a JPEG at: one at least twice this size is
@@ -268,6 +294,7 @@ pub fn read_decoded(
     img: image::DynamicImage,
     cfg: &BoardConfig,
 ) -> Result<BoardReading, BoardError> {
+    let size = (img.width(), img.height());
     match cfg.kind {
         BoardKind::Physical => physical::read_image(img, cfg),
         BoardKind::Diagram => read_diagram(img, cfg),
@@ -276,6 +303,7 @@ pub fn read_decoded(
             read_auto(img, &gray, scale, cfg)
         }
     }
+    .map_err(|e| sized(e, size))
 }
 
 /// `--kind auto` on an image decoded (`img`) and made grey (`gray`, scaled by `scale`).

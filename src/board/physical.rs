@@ -91,7 +91,8 @@ pub fn read_file(path: &Path, cfg: &BoardConfig) -> Result<BoardReading, BoardEr
     let t0 = Instant::now();
     // Read at WORK_SIDE: a large JPEG is decoded no larger than that needs.
     let (img, scale) = vision::decode_at_least(path, WORK_SIDE).map_err(BoardError::Decode)?;
-    let mut r = read_image(img, cfg)?;
+    let size = super::file_size(&img, scale);
+    let mut r = read_image(img, cfg).map_err(|e| super::sized(e, size))?;
     r.unscale(scale);
     r.seconds = t0.elapsed().as_secs_f64();
     Ok(r)
@@ -128,8 +129,9 @@ pub fn read_image_with(
     cfg: &BoardConfig,
     look: Look,
 ) -> Result<BoardReading, BoardError> {
+    let size = (img.width(), img.height());
     let (rgb, scale) = vision::rgb_of(img, WORK_SIDE);
-    let mut r = read_rgb_with(&rgb, cfg, look)?;
+    let mut r = read_rgb_with(&rgb, cfg, look).map_err(|e| super::sized(e, size))?;
     r.unscale(scale);
     Ok(r)
 }
