@@ -156,6 +156,8 @@ def main():
     ap.add_argument("--shift", type=float, default=1.0)
     ap.add_argument("--grouped", type=float, default=0.0,
                     help="share of boards whose readings come from one render's crops")
+    ap.add_argument("--channels", type=int, default=64)
+    ap.add_argument("--blocks", type=int, default=4)
     ap.add_argument("--every", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
@@ -177,7 +179,7 @@ def main():
     boards, kept = positions(args.every, args.seed)
     print(f"{len(boards)} positions from {kept} games", flush=True)
     prior = prior_table()
-    model = Denoiser()
+    model = Denoiser(args.channels, args.blocks)
     print(sum(p.numel() for p in model.parameters()), "parameters", flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, args.lr, total_steps=args.steps)

@@ -197,6 +197,14 @@ fn read_rgb_with(
         }));
     }
     let lat = find_lattice(img)?;
+    let contrast = checker_contrast(img, &lat.homography);
+    if contrast.t < MIN_CHECKER_T {
+        return Err(BoardError::Locate(LocateError::NoSet(format!(
+            "no board: the squares found do not alternate light and dark (their difference \
+             is {:.1} standard errors, a board's at least {MIN_CHECKER_T})",
+            contrast.t
+        ))));
+    }
     let cam = Camera::from_homography(&lat.homography, img.width(), img.height()).ok_or(
         BoardError::Locate(LocateError::NoSet(
             "no board: its corners give no camera".into(),
@@ -217,14 +225,6 @@ fn read_rgb_with(
         for file in 0..8 {
             displayed[(7 - rank) * 8 + file] = frame[rank * 8 + file].map(|v| v / TEMPERATURE);
         }
-    }
-    let contrast = checker_contrast(img, &lat.homography);
-    if contrast.t < MIN_CHECKER_T {
-        return Err(BoardError::Locate(LocateError::NoSet(format!(
-            "no board: the squares found do not alternate light and dark (their difference \
-             is {:.1} standard errors, a board's at least {MIN_CHECKER_T})",
-            contrast.t
-        ))));
     }
     let parity = contrast.parity;
     let orientation = match cfg.orientation {
