@@ -6,6 +6,7 @@ use std::process::{Command, Output};
 
 use hamle::board::{self, BoardConfig, BoardError, BoardKind};
 use hamle::eval::boards;
+use hamle::eval::noise::SplitMix64;
 
 fn dev_dir() -> Option<PathBuf> {
     let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/boards/dev");
@@ -221,15 +222,9 @@ fn bad_inputs_fail_cleanly() {
     // Blurred colour noise (a fixed generator): until session 43 such noise could read as
     // a photo of a set (an empty board with a rook and a pawn, confidence 0.45).
     let noise = dir.join("noise.png");
-    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut rng = SplitMix64::new(43);
     let raw = image::RgbImage::from_fn(800, 600, |_, _| {
-        let mut byte = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 56) as u8
-        };
-        image::Rgb([byte(), byte(), byte()])
+        image::Rgb(std::array::from_fn(|_| (rng.next_u64() >> 56) as u8))
     });
     imageproc::filter::gaussian_blur_f32(&raw, 3.0)
         .save(&noise)

@@ -345,15 +345,8 @@ fn prior_fit(displayed: &[[f32; SQUARE_CLASSES]], o: Orientation) -> f32 {
         .sum()
 }
 
-/// Mean grey level of the frame's odd squares minus its even squares (a1 is even), each
-/// square measured at four points near its corners, where a piece's round base rarely
-/// stands, taking the median of the four.
-pub fn colour_parity(img: &RgbImage, h: &Homography) -> f32 {
-    checker_contrast(img, h).parity
-}
-
-/// How the frame's squares alternate light and dark: [`colour_parity`]'s difference and how
-/// many standard errors it stands from zero.
+/// How the frame's squares alternate light and dark: the mean grey of its odd squares
+/// minus its even squares (a1 is even) and how many standard errors that stands from zero.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CheckerContrast {
     /// Mean grey of the odd squares minus the even ones (0..1 either way).
@@ -364,7 +357,7 @@ pub struct CheckerContrast {
 }
 
 /// [`CheckerContrast`] of the frame `h` in `img`: each square's grey is the median of four
-/// points near its corners.
+/// points near its corners, where a piece's round base rarely stands.
 pub fn checker_contrast(img: &RgbImage, h: &Homography) -> CheckerContrast {
     let (mut even, mut odd) = (Vec::with_capacity(32), Vec::with_capacity(32));
     for rank in 0..8 {
@@ -1697,10 +1690,10 @@ mod tests {
         });
         let s = (8 * sq) as f32;
         let h = Homography::from_corners(&[[0.0, s], [s, s], [s, 0.0], [0.0, 0.0]]).unwrap();
-        assert!(colour_parity(&img, &h) > 0.5);
+        assert!(checker_contrast(&img, &h).parity > 0.5);
         // the same board named from h1: its "a1" squares are light
         let turned = Homography::from_corners(&[[s, s], [s, 0.0], [0.0, 0.0], [0.0, s]]).unwrap();
-        assert!(colour_parity(&img, &turned) < -0.5);
+        assert!(checker_contrast(&img, &turned).parity < -0.5);
     }
 
     /// A drawn board's squares stand many standard errors apart; random noise seen through
@@ -1708,13 +1701,8 @@ mod tests {
     #[test]
     fn checker_contrast_tells_a_board_from_noise() {
         let sq = 20u32;
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rand = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 56) as u8
-        };
+        let mut next = uniform(11);
+        let mut rand = move || (next() * 255.0) as u8;
         let board = RgbImage::from_fn(8 * sq, 8 * sq, |x, y| {
             let (file, rank) = (x / sq, 7 - y / sq);
             let base = if (file + rank) % 2 == 0 { 90 } else { 170 };
