@@ -101,7 +101,7 @@ pub struct Summary {
     pub pages_read: usize,
     pub games: usize,
     pub positions: usize,
-    /// Flagged plies, plus boards with rule flags or unsure squares.
+    /// Flagged plies and unsure `ok` ones, plus boards with rule flags or unsure squares.
     pub flagged: usize,
     /// Lines of `errors.jsonl`.
     pub failures: usize,

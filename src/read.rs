@@ -223,8 +223,8 @@ impl Content {
         }
     }
 
-    /// Number of records that ask for a human: flagged plies, plus a board with rule flags
-    /// or low-confidence squares.
+    /// Number of records that ask for a human: flagged plies and unsure `ok` ones, plus a
+    /// board with rule flags or low-confidence squares.
     pub fn flagged(&self) -> usize {
         let board_doubt =
             |b: &BoardReading| usize::from(!b.flags.is_empty() || !b.low_confidence.is_empty());
@@ -232,7 +232,7 @@ impl Content {
             Content::Board(b) => board_doubt(b),
             Content::Boards(bs) => bs.iter().map(&board_doubt).sum(),
             Content::Book(book) => {
-                let games: usize = book.games.iter().map(|g| g.flagged()).sum();
+                let games: usize = book.games.iter().map(|g| g.flagged() + g.unsure()).sum();
                 let diagrams = book
                     .diagrams
                     .iter()
@@ -243,7 +243,7 @@ impl Content {
                     .count();
                 games + diagrams
             }
-            _ => self.games().iter().map(|g| g.flagged()).sum(),
+            _ => self.games().iter().map(|g| g.flagged() + g.unsure()).sum(),
         }
     }
 

@@ -85,6 +85,24 @@ pub struct PlyRecord {
     pub draw_offer: bool,
     /// Runner-up moves, best first.
     pub alternatives: Vec<Alternative>,
+    /// What `confidence` was made of, before calibration (for fitting and checking the
+    /// calibration; not written out).
+    pub evidence: Evidence,
+}
+
+/// The parts of a ply's raw confidence: plain numbers the calibration maps to a
+/// probability.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Evidence {
+    /// Share of the final beam (weighted by path cost) that plays this move here.
+    pub beam: f32,
+    /// The move's share among all legal moves for the reading alone (1 for a ply with
+    /// no reading of its own to weigh).
+    pub local: f32,
+    /// Correction cost of the reading, in nats (0 for a spelling as written).
+    pub cost: f32,
+    /// Plies within the engine's health window on either side that are not `ok`.
+    pub neighbours: u8,
 }
 
 /// Below this confidence an `ok` ply is written out as unsure (a PGN comment, a line of
@@ -163,5 +181,10 @@ impl Game {
     /// Number of plies whose status asks for a human.
     pub fn flagged(&self) -> usize {
         self.plies.iter().filter(|p| p.status.is_flagged()).count()
+    }
+
+    /// Number of `ok` plies the engine is not sure of ([`PlyRecord::is_unsure`]).
+    pub fn unsure(&self) -> usize {
+        self.plies.iter().filter(|p| p.is_unsure()).count()
     }
 }

@@ -254,13 +254,19 @@ fn scaled_box(v: &Value, scale: f32) -> Option<[f64; 4]> {
     Some(r)
 }
 
-/// A game's table; returns the HTML and its number of flagged plies.
+/// A game's table; returns the HTML and its number of plies to check (flagged, or `ok`
+/// but unsure).
 fn game_html(r: &Value, page: Option<&Page>) -> (String, usize) {
     let mut h = String::new();
     let moves = r["moves"].as_array().cloned().unwrap_or_default();
     let flagged = moves
         .iter()
-        .filter(|m| m["status"].as_str() != Some("ok"))
+        .filter(|m| {
+            m["status"].as_str() != Some("ok")
+                || m["confidence"]
+                    .as_f64()
+                    .is_some_and(|c| c < f64::from(crate::record::UNSURE_BELOW))
+        })
         .count();
     let _ = write!(
         h,

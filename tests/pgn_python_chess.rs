@@ -29,6 +29,7 @@ fn plies(start: &Chess, sans: &[&str]) -> Vec<PlyRecord> {
                 status: Status::Ok,
                 draw_offer: false,
                 alternatives: Vec::new(),
+                evidence: Default::default(),
             }
         })
         .collect()

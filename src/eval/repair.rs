@@ -41,10 +41,10 @@ use super::noise::{
     corrupt, derive_seed, render_with_slips, str_seed, EventCounts, MoveText, NoiseConfig, Slip,
     SplitMix64,
 };
-use crate::decode::{repair_text, Calibration as DecodeCalibration, DecodeConfig};
+use crate::decode::{repair_text, CalWeights, Calibration as DecodeCalibration, DecodeConfig};
 use crate::notation::lexer::{lex, LexedGame, TokenKind};
 use crate::notation::turkish;
-use crate::record::{Game, GameResult, Status};
+use crate::record::{Evidence, Game, GameResult, Status};
 
 /// What to evaluate and how.
 #[derive(Debug, Clone, PartialEq)]
@@ -195,6 +195,9 @@ pub struct Calibration {
     /// decoded with a status other than `ok` (caught for a reviewer).
     pub wrong_plies: usize,
     pub wrong_flagged: usize,
+    /// Wrong decoded plies given at least [`crate::record::UNSURE_BELOW`] (any status): a
+    /// wrong move stated with confidence, the worst outcome.
+    pub wrong_confident: usize,
 }
 
 /// Time per `repair_text` call.
@@ -264,25 +267,26 @@ pub struct RepairEvalReport {
     pub levels: Vec<LevelReport>,
 }
 
-/// Per-status beta-calibration triples (a, b, m) as fitted, in the layout of
-/// [`crate::decode::Calibration`].
+/// Per-status calibration weights as fitted ([`crate::decode::features`] order), in the
+/// layout of [`crate::decode::Calibration::Logistic`].
 #[derive(Debug, Clone, Serialize)]
 pub struct FittedCalibration {
-    pub ok: (f32, f32, f32),
-    pub corrected: (f32, f32, f32),
-    pub illegal: (f32, f32, f32),
-    pub unreadable: (f32, f32, f32),
-    pub missing: (f32, f32, f32),
+    pub ok: CalWeights,
+    pub corrected: CalWeights,
+    pub illegal: CalWeights,
+    pub unreadable: CalWeights,
+    pub missing: CalWeights,
 }
 
 impl From<DecodeCalibration> for FittedCalibration {
     fn from(c: DecodeCalibration) -> Self {
+        let w = |st: Status| c.weights(st).copied().unwrap_or_default();
         FittedCalibration {
-            ok: c.ok,
-            corrected: c.corrected,
-            illegal: c.illegal,
-            unreadable: c.unreadable,
-            missing: c.missing,
+            ok: w(Status::Ok),
+            corrected: w(Status::Corrected),
+            illegal: w(Status::Illegal),
+            unreadable: w(Status::Unreadable),
+            missing: w(Status::Missing),
         }
     }
 }
@@ -349,7 +353,7 @@ pub fn run(opts: &RepairEvalOptions) -> anyhow::Result<RepairEvalReport> {
         .min(jobs.len().max(1));
     let mut base = DecodeConfig::default();
     if opts.fit_calibration {
-        base.costs.calibration = DecodeCalibration::identity();
+        base.costs.calibration = DecodeCalibration::Raw;
     } else if opts.hand {
         base.costs.calibration = DecodeCalibration::handwritten();
     }
@@ -361,15 +365,18 @@ pub fn run(opts: &RepairEvalOptions) -> anyhow::Result<RepairEvalReport> {
     }
     let outcomes = run_jobs(&jobs, &truths, &configs, opts, &base, threads)?;
 
+    if let Some(path) = std::env::var_os("HAMLE_EVAL_EVIDENCE") {
+        write_evidence(std::path::Path::new(&path), &jobs, &outcomes, opts)?;
+    }
     let calibration = opts.fit_calibration.then(|| {
-        let samples: Vec<(Status, f32, bool)> = jobs
+        let samples: Vec<(Status, Evidence, bool)> = jobs
             .iter()
             .zip(&outcomes)
             .filter(|(j, _)| !j.auto)
             .flat_map(|(_, o)| match &o.decoded {
                 Decoded::Games { plies, .. } => plies
                     .iter()
-                    .map(|p| (p.status, p.confidence, p.right))
+                    .map(|p| (p.status, p.evidence, p.right))
                     .collect::<Vec<_>>(),
                 _ => Vec::new(),
             })
@@ -402,6 +409,48 @@ pub fn run(opts: &RepairEvalOptions) -> anyhow::Result<RepairEvalReport> {
         plies,
         levels,
     })
+}
+
+/// A diagnostic: with `HAMLE_EVAL_EVIDENCE=FILE`, every decoded ply at a true ply index
+/// goes to FILE as a tab-separated line (noise level, auto, status, the parts of its raw
+/// confidence, the confidence given, right), to study and fit the calibration.
+fn write_evidence(
+    path: &std::path::Path,
+    jobs: &[Job],
+    outcomes: &[Outcome],
+    opts: &RepairEvalOptions,
+) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
+    );
+    writeln!(
+        out,
+        "noise\tauto\tgame\tstatus\tbeam\tlocal\tcost\tneighbours\tconfidence\tright"
+    )?;
+    for (j, o) in jobs.iter().zip(outcomes) {
+        if let Decoded::Games { plies, .. } = &o.decoded {
+            for p in plies {
+                let e = p.evidence;
+                writeln!(
+                    out,
+                    "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                    opts.noise[j.level],
+                    u8::from(j.auto),
+                    j.game,
+                    p.status.as_str(),
+                    e.beam,
+                    e.local,
+                    e.cost,
+                    e.neighbours,
+                    p.confidence,
+                    u8::from(p.right)
+                )?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -567,6 +616,7 @@ struct PlyOutcome {
     status: Status,
     right: bool,
     confidence: f32,
+    evidence: Evidence,
 }
 
 #[derive(Debug, Clone)]
@@ -814,6 +864,7 @@ fn compare(truth: &[Move], games: &[Game]) -> Decoded {
             status: p.status,
             right: p.mv.as_ref() == Some(t),
             confidence: p.confidence,
+            evidence: p.evidence,
         })
         .collect();
     let extra = g
@@ -962,7 +1013,7 @@ fn level_report(noise: f32, auto: bool, outs: &[&Outcome]) -> LevelReport {
     let mut ok_bins = [(0usize, 0usize, 0f64); 6];
     let mut slip = SlipReport::default();
     let mut slip_status = [(0usize, 0usize); 5];
-    let (mut wrong, mut wrong_flagged) = (0, 0);
+    let (mut wrong, mut wrong_flagged, mut wrong_confident) = (0, 0, 0);
     let (mut chars, mut corrupted) = (0, 0);
     let mut events = EventCounts::default();
     let mut ms_game = Vec::new();
@@ -1019,6 +1070,7 @@ fn level_report(noise: f32, auto: bool, outs: &[&Outcome]) -> LevelReport {
                     if !p.right {
                         wrong += 1;
                         wrong_flagged += usize::from(p.status.is_flagged());
+                        wrong_confident += usize::from(p.confidence >= crate::record::UNSURE_BELOW);
                     }
                     tally(&mut bins, p.confidence, p.right);
                     match p.status {
@@ -1130,6 +1182,7 @@ fn level_report(noise: f32, auto: bool, outs: &[&Outcome]) -> LevelReport {
             ok_accuracy: (ok_plies > 0).then(|| ok_right as f64 / ok_plies as f64),
             wrong_plies: wrong,
             wrong_flagged,
+            wrong_confident,
         },
         timing: Timing {
             calls: ms_game.len(),
@@ -1222,7 +1275,7 @@ impl fmt::Display for RepairEvalReport {
         if let Some(c) = &self.calibration {
             writeln!(
                 f,
-                "fitted calibration (the tables below show raw confidences):\n  Calibration {{ ok: {:?}, corrected: {:?}, illegal: {:?}, unreadable: {:?}, missing: {:?} }}\n",
+                "fitted calibration (weights over decode::features; the tables below show raw confidences):\n  Calibration::Logistic {{ ok: {:?}, corrected: {:?}, illegal: {:?}, unreadable: {:?}, missing: {:?} }}\n",
                 c.ok, c.corrected, c.illegal, c.unreadable, c.missing
             )?;
         }
@@ -1334,14 +1387,15 @@ impl fmt::Display for RepairEvalReport {
             let c = &l.calibration;
             writeln!(
                 f,
-                "  calibration: ECE {:.4}; ok plies {} right {} ({}); wrong plies {} of which flagged {} ({})",
+                "  calibration: ECE {:.4}; ok plies {} right {} ({}); wrong plies {} of which flagged {} ({}), given >= 0.9 {}",
                 c.ece,
                 c.ok_plies,
                 c.ok_right,
                 opt_pct(c.ok_accuracy),
                 c.wrong_plies,
                 c.wrong_flagged,
-                opt_pct((c.wrong_plies > 0).then(|| c.wrong_flagged as f64 / c.wrong_plies as f64))
+                opt_pct((c.wrong_plies > 0).then(|| c.wrong_flagged as f64 / c.wrong_plies as f64)),
+                c.wrong_confident
             )?;
             writeln!(
                 f,
@@ -1443,6 +1497,7 @@ mod tests {
             status,
             right,
             confidence,
+            evidence: Evidence::default(),
         }
     }
 
@@ -1520,6 +1575,7 @@ mod tests {
         assert_eq!(r.calibration.ok_right, 3);
         assert_eq!(r.calibration.wrong_plies, 4); // 1 decoded wrong + 3 of the failed call
         assert_eq!(r.calibration.wrong_flagged, 0);
+        assert_eq!(r.calibration.wrong_confident, 1);
         let top = &r.calibration.bins[5];
         assert_eq!((top.count, top.right), (4, 3));
         // The corrected plies alone: one, right, at 0.8.

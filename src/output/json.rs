@@ -17,6 +17,7 @@
 //! | `result` | `1-0`, `0-1`, `1/2-1/2` or `*` |
 //! | `termination` | `checkmate`, `stalemate`, `threefold_repetition`, `fifty_moves`, `insufficient_material`, `result_given`, `unterminated` |
 //! | `flagged` | number of plies whose status is not `ok` |
+//! | `unsure` | number of `ok` plies under [`crate::record::UNSURE_BELOW`] confidence (written as unsure in PGN) |
 //! | `headers` | the input's PGN tags as an object, in input order (the first of a repeated tag) |
 //! | `ignored` | input text that was not used for any ply |
 //! | `notes` | notes on game-level events |
@@ -48,6 +49,7 @@ pub const GAME_FIELDS: &[&str] = &[
     "result",
     "termination",
     "flagged",
+    "unsure",
     "headers",
     "ignored",
     "notes",
@@ -78,6 +80,7 @@ struct GameView<'a> {
     result: GameResult,
     termination: Termination,
     flagged: usize,
+    unsure: usize,
     headers: HeadersView<'a>,
     ignored: &'a [String],
     notes: &'a [String],
@@ -170,6 +173,7 @@ impl<'a> GameView<'a> {
             result: game.result,
             termination: game.termination,
             flagged: game.flagged(),
+            unsure: game.unsure(),
             headers: HeadersView(&game.headers),
             ignored: &game.ignored,
             notes: &game.notes,
@@ -318,6 +322,7 @@ mod tests {
         g.plies[4].status = Status::Corrected;
         g.plies[4].read = Some("Af4".into());
         g.plies[4].confidence = 0.123_456;
+        g.plies[7].confidence = 0.62;
         let alt = alternative(&g, 4, "Nc3", 0.0444);
         g.plies[4].alternatives.push(alt);
         g.ignored.push("??".into());
@@ -329,6 +334,7 @@ mod tests {
         assert_eq!(v["result"], "1/2-1/2");
         assert_eq!(v["termination"], "result_given");
         assert_eq!(v["flagged"], 1);
+        assert_eq!(v["unsure"], 1);
         assert_eq!(v["headers"]["White"], "A");
         assert_eq!(v["headers"]["Black"], "B\nC");
         assert_eq!(keys(&v["headers"]), ["Black", "White"]);

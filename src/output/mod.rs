@@ -217,6 +217,7 @@ pub(crate) mod testutil {
                 status: Status::Ok,
                 draw_offer: false,
                 alternatives: Vec::new(),
+                evidence: Default::default(),
             });
         }
         (out, pos)
