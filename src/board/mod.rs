@@ -147,11 +147,17 @@ pub struct BoardReading {
     /// Where the side to move comes from: `given`, `check` (Black's king is attacked and
     /// White's is not, so Black must be to move) or `assumed` (White).
     pub side_from: SideFrom,
-    /// The lowest of the 64 squares' confidences (the board is as sure as its least sure
-    /// square; a product would sink every board, the model's softmax being smoothed). A
-    /// photo of a set read as a position no game reaches (`flags` from the rule checks)
-    /// gets 0: the reading is wrong somewhere.
+    /// How sure the reading is as a whole. A diagram or screen: the lowest of the 64
+    /// squares' confidences (the board is as sure as its least sure square; a product
+    /// would sink every board, the model's softmax being smoothed). A photo of a set: the
+    /// probability that all 64 squares are right ([`physical::board_confidence`]), and 0
+    /// for a position no game reaches (`flags` from the rule checks): the reading is wrong
+    /// somewhere.
     pub confidence: f64,
+    /// The lowest of the 64 squares' confidences (0 for a set's position no game reaches):
+    /// what `--kind auto` weighs a set's reading against a diagram's by.
+    #[serde(skip)]
+    pub least_square: f64,
     /// The placement as displayed: the image's top row first, its left square first.
     pub displayed: String,
     /// Every square, canonical order (`a8`, `b8`, … `h1`).
@@ -355,7 +361,7 @@ pub fn auto_after_diagram(
             AutoStep::SetIfSurer => {
                 let above = AUTO_SET_MARGIN * d.confidence;
                 match colour().map(|img| physical::read_image_if_surer(img, cfg, above)) {
-                    Some(Ok(Some(p))) if p.confidence > above => Ok(p),
+                    Some(Ok(Some(p))) if p.least_square > above => Ok(p),
                     _ => Ok(d),
                 }
             }
@@ -992,6 +998,7 @@ pub(crate) fn finish(
         side_given: cfg.side.is_some(),
         side_from,
         confidence: round3(confidence),
+        least_square: round3(confidence),
         displayed: self::placement(&grid),
         squares,
         corners: at.corners,
