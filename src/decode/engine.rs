@@ -125,8 +125,53 @@ struct Engine<'a, S: Scorer> {
     base_gate: f32,
     /// Index of the last move item.
     last_move: Option<usize>,
+    /// Per item: whether it sits between two move numbers that follow each other, inside
+    /// the numbered move list ([`Costs::skip_numbered`]).
+    numbered: Vec<bool>,
     /// The hinted moves of the current item ([`Wide::hints`]; empty outside wide items).
     hints: &'a [Move],
+}
+
+/// Which items sit inside the numbered move list: between a move number and the next,
+/// where the next follows it (one more, or the same for a Black `N...`), give or take one
+/// garbled digit (`13.` read as `18.`, `14.` as `1u.`). A token between `40.` and a `1.` or
+/// `4.` (another game's text, a page's number) is outside, and so is a token that starts
+/// with a digit 1–9 (`text`: the reading's text), a move number garbled (`1N.`, `5-`),
+/// which no move spells.
+fn numbered_items<R>(items: &[Item<R>], text: impl Fn(&R) -> String) -> Vec<bool> {
+    fn follows(a: &str, b: &str) -> bool {
+        let Ok(n) = a.parse::<u32>() else {
+            return true;
+        };
+        if b == a {
+            return true;
+        }
+        // A 1 after any number starts over (another game).
+        if b == "1" {
+            return false;
+        }
+        let want = (n + 1).to_string();
+        want.len() == b.len() && want.chars().zip(b.chars()).filter(|(x, y)| x != y).count() <= 1
+    }
+    let mut out = vec![false; items.len()];
+    let mut prev: Option<&str> = None;
+    let mut since = Vec::new();
+    for (i, it) in items.iter().enumerate() {
+        match it {
+            Item::Number { digits, .. } => {
+                let inside = prev.is_some_and(|a| follows(a, digits));
+                for &k in &since {
+                    out[k] = inside;
+                }
+                since.clear();
+                prev = Some(digits);
+            }
+            Item::Move { reading, .. }
+                if text(reading).starts_with(|c: char| ('1'..='9').contains(&c)) => {}
+            _ => since.push(i),
+        }
+    }
+    out
 }
 
 /// A memo of scores: the positions in a beam share most of their legal moves, so the
@@ -619,6 +664,7 @@ fn run<'a, S: Scorer>(
         forced,
         base_gate: costs.gate,
         last_move: items.iter().rposition(|it| matches!(it, Item::Move { .. })),
+        numbered: numbered_items(items, |r| scorer.text(r)),
         hints: &[],
     };
     let record = resume.is_none() && wide.is_none() && forced.is_empty() && trace.is_none();
@@ -891,7 +937,13 @@ impl<S: Scorer> Engine<'_, S> {
             } => {
                 let draw = *draw_offer;
                 let junk = self.scorer.is_junk(reading);
-                let skip_cost = if junk { c.skip_junk } else { c.skip };
+                let skip_cost = if junk {
+                    c.skip_junk
+                } else if self.numbered.get(i).copied().unwrap_or(false) {
+                    c.skip_numbered
+                } else {
+                    c.skip
+                };
                 if s.result.is_some() {
                     let over = s.pending.is_empty() && s.pos.legal_moves().is_empty();
                     let sc = if over { c.skip_after_end } else { skip_cost };
@@ -1628,6 +1680,66 @@ mod tests {
             rng ^= rng << 17;
             (rng % n as u64) as usize
         }
+    }
+
+    #[test]
+    fn tokens_between_consecutive_move_numbers_are_inside_the_move_list() {
+        let num = |d: &str| Item::<()>::Number {
+            digits: d.into(),
+            black: false,
+        };
+        let mv = || Item::<()>::Move {
+            reading: (),
+            draw_offer: false,
+        };
+        // head 1. a b 2. c d junk 1. e   (a second game's text after the first)
+        let items = [
+            mv(),
+            num("1"),
+            mv(),
+            mv(),
+            num("2"),
+            mv(),
+            mv(),
+            mv(),
+            num("1"),
+            mv(),
+        ];
+        let got = numbered_items(&items, |_| String::new());
+        assert_eq!(
+            got,
+            [false, false, true, true, false, false, false, false, false, false]
+        );
+        // One garbled digit keeps the tokens around a number inside; a page number does not.
+        let items = [
+            num("23"),
+            mv(),
+            mv(),
+            num("2U"),
+            mv(),
+            num("29"),
+            mv(),
+            num("4"),
+            mv(),
+        ];
+        assert_eq!(
+            numbered_items(&items, |_| String::new()),
+            [false, true, true, false, true, false, false, false, false]
+        );
+        // A garbled move number read as a token (`5-`) is not a ply to keep in step.
+        let tok = |t: &'static str| Item::Move {
+            reading: t,
+            draw_offer: false,
+        };
+        let n = |d: &str| Item::<&str>::Number {
+            digits: d.into(),
+            black: false,
+        };
+        let items = [n("4"), tok("Af3"), tok("b6"), tok("5-"), tok("Fg2"), n("6")];
+        assert_eq!(
+            numbered_items(&items, |r| r.to_string()),
+            [false, true, true, false, true, false]
+        );
     }
 
     #[test]
