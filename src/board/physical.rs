@@ -293,7 +293,7 @@ pub const BOARD_CONFIDENCE_POWER: f64 = 0.5;
 /// squares' confidences raised to [`BOARD_CONFIDENCE_POWER`].
 pub fn board_confidence(squares: &[super::SquareRead]) -> f64 {
     let log: f64 = squares.iter().map(|s| s.confidence.max(1e-6).ln()).sum();
-    ((BOARD_CONFIDENCE_POWER * log).exp() * 1000.0).round() / 1000.0
+    super::round3((BOARD_CONFIDENCE_POWER * log).exp() as f32)
 }
 
 /// How much the square prior ([`PIECE_PRIOR`]: where pieces stand in real games) counts

@@ -346,7 +346,7 @@ pub fn features(e: &Evidence) -> [f64; CAL_FEATURES] {
 ///
 /// Session 44: on 200 games at 5 and 10 % noise (seed 21) against session 35's beta
 /// calibration of the raw confidence, `corrected` plies' log loss fell from 0.143 to
-/// 0.125 and the wrong ones given 0.9 or more from 222 to 156 of 222 (the old fit could
+/// 0.125 and the wrong ones given 0.9 or more from 222 to 155 of 222 (the old fit could
 /// not give a `corrected` ply less than 0.91).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Calibration {
