@@ -232,7 +232,7 @@ impl Content {
             Content::Board(b) => board_doubt(b),
             Content::Boards(bs) => bs.iter().map(&board_doubt).sum(),
             Content::Book(book) => {
-                let games: usize = book.games.iter().map(|g| g.flagged() + g.unsure()).sum();
+                let games: usize = book.games.iter().map(|g| g.to_check()).sum();
                 let diagrams = book
                     .diagrams
                     .iter()
@@ -243,7 +243,7 @@ impl Content {
                     .count();
                 games + diagrams
             }
-            _ => self.games().iter().map(|g| g.flagged() + g.unsure()).sum(),
+            _ => self.games().iter().map(|g| g.to_check()).sum(),
         }
     }
 

@@ -187,4 +187,9 @@ impl Game {
     pub fn unsure(&self) -> usize {
         self.plies.iter().filter(|p| p.is_unsure()).count()
     }
+
+    /// Number of plies a reviewer should look at: flagged, or `ok` but unsure.
+    pub fn to_check(&self) -> usize {
+        self.flagged() + self.unsure()
+    }
 }

@@ -1387,7 +1387,7 @@ impl fmt::Display for RepairEvalReport {
             let c = &l.calibration;
             writeln!(
                 f,
-                "  calibration: ECE {:.4}; ok plies {} right {} ({}); wrong plies {} of which flagged {} ({}), given >= 0.9 {}",
+                "  calibration: ECE {:.4}; ok plies {} right {} ({}); wrong plies {} of which flagged {} ({}), given >= {} {}",
                 c.ece,
                 c.ok_plies,
                 c.ok_right,
@@ -1395,6 +1395,7 @@ impl fmt::Display for RepairEvalReport {
                 c.wrong_plies,
                 c.wrong_flagged,
                 opt_pct((c.wrong_plies > 0).then(|| c.wrong_flagged as f64 / c.wrong_plies as f64)),
+                crate::record::UNSURE_BELOW,
                 c.wrong_confident
             )?;
             writeln!(
