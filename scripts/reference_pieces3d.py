@@ -26,12 +26,13 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from adapt_pieces3d import tensor  # noqa: E402
 from train_common import freeze_bn, init_from_onnx  # noqa: E402
 from train_pieces3d import PieceNet, load  # noqa: E402
 
 
 def features(m, x, mirror):
-    t = torch.from_numpy(x).permute(0, 3, 1, 2).float() / 255.0
+    t = tensor(x)
     outs = []
     with torch.no_grad():
         for i in range(0, len(t), 256):
@@ -104,7 +105,7 @@ def main():
 def finetune(args, xr, yr, cw):
     m = PieceNet()
     init_from_onnx(m, args.onnx)
-    tr = torch.from_numpy(xr).permute(0, 3, 1, 2).float() / 255.0
+    tr = tensor(xr)
     evals = [load([d]) for d in args.eval]
     opt = torch.optim.Adam(m.parameters(), lr=3e-4)
     for step in range(1, args.finetune + 1):
@@ -121,7 +122,7 @@ def finetune(args, xr, yr, cw):
         opt.step()
     m.eval()
     for d, (x, y) in zip(args.eval, evals):
-        t = torch.from_numpy(x).permute(0, 3, 1, 2).float() / 255.0
+        t = tensor(x)
         with torch.no_grad():
             pred = torch.cat([m(t[i:i + 256]) for i in range(0, len(t), 256)]).argmax(1).numpy()
         print(f"{d}: " + report(f"finetune {args.finetune} steps", pred, y))
