@@ -144,13 +144,14 @@ def main():
             a.tgt_mu, a.tgt_sd = a.finish()
         pooled = np.concatenate([read(x[b * 64:(b + 1) * 64], "pooled").argmax(1).numpy() for b in range(boards)])
         line += f"; whole directory {np.mean(pooled == y):.4f} (occupied {np.mean(pooled[y > 0] == y[y > 0]):.4f})"
-        line += "; occupied only: shipped {:.4f}, own {:.4f}".format(
-            np.mean(plain[y > 0] == y[y > 0]), np.mean(own[y > 0] == y[y > 0]))
+        # `own` is the last blend's reading.
+        line += "; occupied only: shipped {:.4f}, own (blend {}) {:.4f}".format(
+            np.mean(plain[y > 0] == y[y > 0]), args.blend[-1], np.mean(own[y > 0] == y[y > 0]))
         print(line, flush=True)
         conf = np.zeros((13, 13), int)
         for t, p in zip(y, own):
             conf[t, p] += 1
-        print("  own-board confusion (rows true " + CLASSES + "):")
+        print(f"  own-board confusion, blend {args.blend[-1]} (rows true " + CLASSES + "):")
         for k in range(13):
             print("   ", CLASSES[k], " ".join(f"{v:4d}" for v in conf[k]))
 

@@ -87,8 +87,8 @@ def main():
             loss.backward()
             opt.step()
         probes[pull] = (w.detach(), b.detach())
-    for d in args.eval:
-        x, y = load([d])
+    evals = [load([d]) for d in args.eval]
+    for d, (x, y) in zip(args.eval, evals):
         f = features(m, x, args.mirror)
         print(f"{d}: {len(x) // 64} boards")
         shipped = (f @ w0.T + b0).argmax(1).numpy()
@@ -99,14 +99,13 @@ def main():
             pred = (f @ w.T + b).argmax(1).numpy()
             print("  " + report(f"probe pull {pull}", pred, y))
     if args.finetune:
-        finetune(args, xr, yr_t, cw)
+        finetune(args, xr, yr_t, cw, evals)
 
 
-def finetune(args, xr, yr, cw):
+def finetune(args, xr, yr, cw, evals):
     m = PieceNet()
     init_from_onnx(m, args.onnx)
     tr = tensor(xr)
-    evals = [load([d]) for d in args.eval]
     opt = torch.optim.Adam(m.parameters(), lr=3e-4)
     for step in range(1, args.finetune + 1):
         m.train()
