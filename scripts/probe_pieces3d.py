@@ -10,12 +10,16 @@ validation renders: a set, board and light never trained on).
     # does the crop's resolution limit the kinds? (--degrade 2: 16 x 32 content, scaled back)
     python3 scripts/probe_pieces3d.py --data work-tmp/r3d/pieces-t46 --scenes 150 --heldout-from 150 \\
         --eval work-tmp/r3d/pieces-val --steps 3600 --every 300 [--degrade 2]
-    # lathe-turned sets only; the renders of mesh sets (and scenes from 200) held out, per set
+    # lathe-turned sets only (all their scenes); the renders of the mesh sets held out, per set
     python3 scripts/probe_pieces3d.py --data work-tmp/r3d/pieces-t46 --scenes 225 --heldout-from 200 \\
         --renders work-tmp/r3d/train46 --train-sets lathe --eval work-tmp/r3d/pieces-val --steps 3000
     # a learning curve in scenes (sets): --scenes 25 | 200, held out from scene 200
     python3 scripts/probe_pieces3d.py --data work-tmp/r3d/pieces-t46 --scenes 25 --heldout-from 200 \\
         --eval work-tmp/r3d/pieces-val --steps 3000
+
+    # the shipped model on the same sets (one look, no mirror)
+    python3 scripts/probe_pieces3d.py --data work-tmp/r3d/pieces-t46 --scenes 0 --heldout-from 200 \\
+        --eval work-tmp/r3d/pieces-val --onnx models/pieces3d.onnx
 
 One thread; about 0.25 s a step of 128 crops on this machine. `--save` keeps the weights
 (a state dict of `PieceNet`).
@@ -34,6 +38,7 @@ import torch.nn.functional as F
 from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train_common import init_from_onnx  # noqa: E402
 from train_pieces3d import H, W, PieceNet, augment, labels_of, load, to_tensor  # noqa: E402
 
 
@@ -43,6 +48,8 @@ def scene(path):
 
 def load_files(files):
     """`load` for a list of mosaics instead of folders (the same crops, in the same order)."""
+    if not files:
+        return np.zeros((0, H, W, 3), np.uint8), np.zeros(0, np.int64)
     ims, labs = [], []
     for f in files:
         m = np.asarray(Image.open(f).convert("RGB"))
@@ -69,6 +76,7 @@ def main():
                     help="shrink each crop by this factor and scale it back (train and eval)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--save")
+    ap.add_argument("--onnx", help="score this exported model on the same sets instead of training one")
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
@@ -84,7 +92,9 @@ def main():
         return not args.train_sets or set_of(f) in args.train_sets
 
     train = [f for f in files if scene(f) < args.scenes and trained(f)]
-    held = [f for f in files if f.endswith("-1.png") and (scene(f) >= args.heldout_from or not trained(f))]
+    taken = set(train)
+    held = [f for f in files if f.endswith("-1.png") and f not in taken
+            and (scene(f) >= args.heldout_from or not trained(f))]
     ims, labs = load_files(train)
     sets = []
     for name in sorted({set_of(f) for f in held}):
@@ -118,6 +128,10 @@ def main():
         occ = lab > 0
         return f"squares {(p == lab).mean() * 100:.2f} %, occupied {(p[occ] == lab[occ]).mean() * 100:.2f} %"
 
+    if args.onnx:
+        init_from_onnx(model, args.onnx)
+        print(f"{args.onnx} | " + " | ".join(f"{n}: {score(a, lab)}" for n, a, lab in sets), flush=True)
+        return
     done, total, t0 = 0, 0.0, time.time()
     while done < args.steps:
         order = torch.randperm(len(ims), generator=g).numpy()
