@@ -404,6 +404,10 @@ pub struct DumpPiecesArgs {
     pub copies: usize,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Crops this many times the piece model's input (32 x 64) each way, for probes of a
+    /// larger input (1 to 8).
+    #[arg(long, default_value_t = 1)]
+    pub crop_scale: u32,
 }
 
 impl BoardArgs {
@@ -604,7 +608,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Eval {
             command: EvalCommand::DumpPieces(a),
         } => {
-            let n = hamle::eval::boards::dump_pieces(&a.dir, &a.out, a.jitter, a.copies, a.seed)?;
+            let n = hamle::eval::boards::dump_pieces(
+                &a.dir,
+                &a.out,
+                a.jitter,
+                a.copies,
+                a.seed,
+                a.crop_scale,
+            )?;
             eprintln!("{n} mosaics written to {}", a.out.display());
             Ok(ExitCode::SUCCESS)
         }

@@ -1280,7 +1280,12 @@ fn solve8(mut a: [[f64; 8]; 8], mut b: [f64; 8]) -> Option<[f64; 8]> {
 /// The 64 piece crops of a board, in the frame's order (a1, b1, … h1, a2, … h8): each the
 /// box above its square ([`square_box`]) resampled to `PIECE_W × PIECE_H`, RGB planes, 0..1.
 pub fn cut_pieces(img: &RgbImage, cam: &Camera) -> Vec<f32> {
-    let (w, h) = (PIECE_W as usize, PIECE_H as usize);
+    cut_pieces_sized(img, cam, PIECE_W as usize, PIECE_H as usize)
+}
+
+/// [`cut_pieces`] with crops of `w × h` (larger crops for probes of the piece model's input
+/// size; hamle itself reads `PIECE_W × PIECE_H`).
+pub fn cut_pieces_sized(img: &RgbImage, cam: &Camera, w: usize, h: usize) -> Vec<f32> {
     let mut out = vec![0.0f32; 64 * 3 * w * h];
     for rank in 0..8u8 {
         for file in 0..8u8 {

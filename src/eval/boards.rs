@@ -200,6 +200,8 @@ fn corner_error(found: &[[f32; 2]; 4], truth: &[[f64; 2]; 4]) -> f64 {
 /// mosaics `NAME-K.png` of the 64 crops [`board::physical::cut_pieces`] cuts (8 × 8 tiles,
 /// rank 8 at the top, the a-file at the left), each with the corners moved by a Gaussian
 /// error of `jitter` squares (the corner model is not exact either), and `NAME-K.fen`.
+/// Each crop is `crop_scale` times the piece model's input (`PIECE_W × PIECE_H`) each way:
+/// 1 for training it, more for probes of a larger input.
 /// Returns how many mosaics were written.
 ///
 /// # Errors
@@ -211,10 +213,15 @@ pub fn dump_pieces(
     jitter: f64,
     copies: usize,
     seed: u64,
+    crop_scale: u32,
 ) -> anyhow::Result<usize> {
-    use crate::board::physical::{cut_pieces, WORK_SIDE};
+    use crate::board::physical::{cut_pieces_sized, WORK_SIDE};
     use crate::board::pose::{Camera, Homography};
     use crate::model::{PIECE_H, PIECE_W};
+    if !(1..=8).contains(&crop_scale) {
+        anyhow::bail!("crop scale {crop_scale}: give 1 to 8");
+    }
+    let (cw, ch) = (PIECE_W * crop_scale, PIECE_H * crop_scale);
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let pairs = labelled(dir)?;
     let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
@@ -263,9 +270,9 @@ pub fn dump_pieces(
             else {
                 continue;
             };
-            let px = cut_pieces(&img, &cam);
-            let (w, h) = (PIECE_W as usize, PIECE_H as usize);
-            let mut m = image::RgbImage::new(8 * PIECE_W, 8 * PIECE_H);
+            let (w, h) = (cw as usize, ch as usize);
+            let px = cut_pieces_sized(&img, &cam, w, h);
+            let mut m = image::RgbImage::new(8 * cw, 8 * ch);
             for rank in 0..8 {
                 for file in 0..8 {
                     let i = rank * 8 + file;
