@@ -21,6 +21,13 @@ validation renders: a set, board and light never trained on).
     python3 scripts/probe_pieces3d.py --data work-tmp/r3d/pieces-t46 --scenes 0 --heldout-from 200 \\
         --eval work-tmp/r3d/pieces-val --onnx models/pieces3d.onnx
 
+    # prepared for session 49, not run yet: renders at twice the pixels, crops of 64 x 128
+    work-tmp/bpyenv/bin/python scripts/render_3d.py --out work-tmp/r3d/train46-x2 --n 400 --views 2 --seed 46 \\
+        --samples 10 --no-denoise --styles --lathe-share 6 --scale 2   # the same scenes as train46
+    hamle eval dump-pieces work-tmp/r3d/train46-x2 work-tmp/r3d/pieces-t46-x2 --copies 2 --jitter 0.06 \\
+        --seed 46 --crop-scale 2
+    python3 scripts/probe_pieces3d.py --data work-tmp/r3d/pieces-t46-x2 --tile-scale 2 --scenes 25 ...
+
 One thread; about 0.25 s a step of 128 crops on this machine. `--save` keeps the weights
 (a state dict of `PieceNet`).
 """
@@ -34,20 +41,40 @@ import time
 
 import numpy as np
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
 from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from train_common import init_from_onnx  # noqa: E402
-from train_pieces3d import H, W, PieceNet, augment, labels_of, load, to_tensor  # noqa: E402
+from train_pieces3d import H as BASE_H, W as BASE_W, PieceNet, augment, labels_of, to_tensor  # noqa: E402
 
 
 def scene(path):
     return int(re.search(r"-(\d{5})-\d-\d\.png$", path).group(1))
 
 
-def load_files(files):
-    """`load` for a list of mosaics instead of folders (the same crops, in the same order)."""
+class LargePieceNet(PieceNet):
+    """PieceNet for crops twice as large each way (64 x 128): one more convolution and pool
+    in front, the same layers after it."""
+
+    def __init__(self):
+        super().__init__()
+
+        def conv(i, o):
+            return nn.Sequential(nn.Conv2d(i, o, 3, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
+
+        self.f = nn.Sequential(conv(3, 16), nn.MaxPool2d(2),          # 64 x 32
+                               conv(16, 16), nn.MaxPool2d(2),         # 32 x 16
+                               conv(16, 32), nn.MaxPool2d(2),         # 16 x 8
+                               conv(32, 48), conv(48, 48), nn.MaxPool2d(2),   # 8 x 4
+                               conv(48, 64))
+
+
+def load_files(files, scale=1):
+    """`load` for a list of mosaics instead of folders (the same crops, in the same order);
+    tiles `scale` times 32 x 64 each way."""
+    W, H = BASE_W * scale, BASE_H * scale
     if not files:
         return np.zeros((0, H, W, 3), np.uint8), np.zeros(0, np.int64)
     ims, labs = [], []
@@ -74,6 +101,9 @@ def main():
     ap.add_argument("--every", type=int, default=600, help="report every this many steps")
     ap.add_argument("--degrade", type=float, default=1.0,
                     help="shrink each crop by this factor and scale it back (train and eval)")
+    ap.add_argument("--tile-scale", type=int, choices=[1, 2], default=1,
+                    help="2: mosaics of `hamle eval dump-pieces --crop-scale 2` (64 x 128 crops), "
+                         "read by LargePieceNet")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--save")
     ap.add_argument("--onnx", help="score this exported model on the same sets instead of training one")
@@ -95,11 +125,15 @@ def main():
     taken = set(train)
     held = [f for f in files if f.endswith("-1.png") and f not in taken
             and (scene(f) >= args.heldout_from or not trained(f))]
-    ims, labs = load_files(train)
+    ts = args.tile_scale
+    if args.onnx and ts != 1:
+        ap.error("--onnx reads 32 x 64 crops: --tile-scale 1")
+    ims, labs = load_files(train, ts)
     sets = []
     for name in sorted({set_of(f) for f in held}):
-        sets.append((f"held out, {name}", *load_files([f for f in held if set_of(f) == name])))
-    sets += [(os.path.basename(d.rstrip("/")), *load([d])) for d in args.eval]
+        sets.append((f"held out, {name}", *load_files([f for f in held if set_of(f) == name], ts)))
+    sets += [(os.path.basename(d.rstrip("/")), *load_files(sorted(glob.glob(os.path.join(d, "*.png"))), ts))
+             for d in args.eval]
     print(f"{len(ims)} training crops; " + ", ".join(f"{n} {len(a)}" for n, a, _ in sets), flush=True)
 
     def degrade(x):
@@ -109,7 +143,7 @@ def main():
         y = F.interpolate(x, size=(int(h / args.degrade), int(w / args.degrade)), mode="area")
         return F.interpolate(y, size=(h, w), mode="bilinear", align_corners=False)
 
-    model = PieceNet()
+    model = PieceNet() if ts == 1 else LargePieceNet()
     counts = np.bincount(labs, minlength=13) + 1.0
     weight = torch.tensor((counts.sum() / counts) ** 0.5, dtype=torch.float32)
     weight /= weight.mean()
