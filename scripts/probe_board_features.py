@@ -22,36 +22,10 @@ import time
 
 import numpy as np
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train_board_denoise as tb  # noqa: E402
-
-
-class Net(nn.Module):
-    """train_board_denoise.Denoiser with `nfeat` more input planes; the output is the input
-    logits plus a correction."""
-
-    def __init__(self, nfeat, ch=64, blocks=4):
-        super().__init__()
-        self.nfeat = nfeat
-        self.inp = nn.Conv2d(13 + nfeat + 16, ch, 3, padding=1)
-        self.blocks = nn.ModuleList(nn.Conv2d(ch, ch, 3, padding=1) for _ in range(blocks))
-        self.glob = nn.ModuleList(nn.Linear(ch, ch) for _ in range(blocks))
-        self.out = nn.Conv2d(ch, 13, 1)
-        pos = torch.zeros(16, 8, 8)
-        for r in range(8):
-            pos[r, r, :] = 1.0
-            pos[8 + r, :, r] = 1.0
-        self.register_buffer("pos", pos.unsqueeze(0))
-
-    def forward(self, x):
-        h = F.relu(self.inp(torch.cat([x, self.pos.expand(x.shape[0], -1, -1, -1)], 1)))
-        for conv, g in zip(self.blocks, self.glob):
-            s = g(h.mean(dim=(2, 3)))[:, :, None, None]
-            h = h + F.relu(conv(h) + s)
-        return x[:, :13] + self.out(h)
 
 
 def main():
@@ -87,7 +61,7 @@ def main():
     Ye = ze["Y"]
     boards, kept = tb.positions(3, 1)
     print(len(boards), "positions", D, "inputs", flush=True)
-    model = Net(args.nfeat)
+    model = tb.Denoiser(64, 4, extra=args.nfeat)
     opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, 2e-3, total_steps=args.steps)
     t0 = time.time()

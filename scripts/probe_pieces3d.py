@@ -47,7 +47,7 @@ from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from train_common import init_from_onnx  # noqa: E402
-from train_pieces3d import H as BASE_H, W as BASE_W, PieceNet, augment, labels_of, to_tensor  # noqa: E402
+from train_pieces3d import H as BASE_H, W as BASE_W, PieceNet, conv, augment, labels_of, to_tensor  # noqa: E402
 
 
 def scene(path):
@@ -60,10 +60,6 @@ class LargePieceNet(PieceNet):
 
     def __init__(self):
         super().__init__()
-
-        def conv(i, o):
-            return nn.Sequential(nn.Conv2d(i, o, 3, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
-
         self.f = nn.Sequential(conv(3, 16), nn.MaxPool2d(2),          # 64 x 32
                                conv(16, 16), nn.MaxPool2d(2),         # 32 x 16
                                conv(16, 32), nn.MaxPool2d(2),         # 16 x 8

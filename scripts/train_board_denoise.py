@@ -24,7 +24,6 @@ order (row 0 = rank 8, column 0 = file a; White at the bottom). Output `classes`
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import sys
 from pathlib import Path
@@ -86,9 +85,12 @@ class Denoiser(nn.Module):
     """Residual convolutions over the board with a global summary fed back at each block:
     the output is the input logits plus a correction."""
 
-    def __init__(self, ch: int = 64, blocks: int = 4):
+    def __init__(self, ch: int = 64, blocks: int = 4, extra: int = 0):
+        """`extra`: further input planes after the 13 logits (scripts/probe_board_features.py);
+        the correction is still added to the logits."""
         super().__init__()
-        self.inp = nn.Conv2d(13 + 16, ch, 3, padding=1)
+        self.extra = extra
+        self.inp = nn.Conv2d(13 + extra + 16, ch, 3, padding=1)
         self.blocks = nn.ModuleList(nn.Conv2d(ch, ch, 3, padding=1) for _ in range(blocks))
         self.glob = nn.ModuleList(nn.Linear(ch, ch) for _ in range(blocks))
         self.out = nn.Conv2d(ch, 13, 1)
@@ -103,7 +105,7 @@ class Denoiser(nn.Module):
         for conv, g in zip(self.blocks, self.glob):
             s = g(h.mean(dim=(2, 3)))[:, :, None, None]
             h = h + F.relu(conv(h) + s)
-        return x + self.out(h)
+        return (x[:, :13] if self.extra else x) + self.out(h)
 
 
 def simulate(rng: np.random.Generator, cls: np.ndarray, pool: list[np.ndarray], shift: float,
@@ -141,8 +143,10 @@ def evaluate(model, path, prior):
     with torch.no_grad():
         x = torch.from_numpy(L.transpose(0, 2, 1).reshape(-1, 13, 8, 8).copy())
         out = model(x).numpy().reshape(-1, 13, 64).transpose(0, 2, 1).argmax(-1)
-    f = lambda p: (f"{(p == Y).mean() * 100:.2f} % squares, "
-                   f"{int((p == Y).all(1).sum())}/{len(Y)} exact")
+
+    def f(p):
+        return f"{(p == Y).mean() * 100:.2f} % squares, {int((p == Y).all(1).sum())}/{len(Y)} exact"
+
     return f"prior: {f(base)}; board model: {f(out)}"
 
 

@@ -39,13 +39,14 @@ W, H = 32, 64
 CLASSES = "-PNBRQKpnbrqk"
 
 
+def conv(i, o):
+    """3 x 3 convolution, batch norm, ReLU."""
+    return nn.Sequential(nn.Conv2d(i, o, 3, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
+
+
 class PieceNet(nn.Module):
     def __init__(self):
         super().__init__()
-
-        def conv(i, o):
-            return nn.Sequential(nn.Conv2d(i, o, 3, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
-
         self.f = nn.Sequential(conv(3, 16), nn.MaxPool2d(2),          # 32 x 16
                                conv(16, 32), nn.MaxPool2d(2),         # 16 x 8
                                conv(32, 48), conv(48, 48), nn.MaxPool2d(2),   # 8 x 4
