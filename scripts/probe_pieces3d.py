@@ -21,12 +21,15 @@ validation renders: a set, board and light never trained on).
     python3 scripts/probe_pieces3d.py --data work-tmp/r3d/pieces-t46 --scenes 0 --heldout-from 200 \\
         --eval work-tmp/r3d/pieces-val --onnx models/pieces3d.onnx
 
-    # prepared for session 49, not run yet: renders at twice the pixels, crops of 64 x 128
-    work-tmp/bpyenv/bin/python scripts/render_3d.py --out work-tmp/r3d/train46-x2 --n 400 --views 2 --seed 46 \\
-        --samples 10 --no-denoise --styles --lathe-share 6 --scale 2   # the same scenes as train46
+    # renders at twice the pixels, crops of 64 x 128 (models/pieces3d.md, "At twice the pixels")
+    work-tmp/bpyenv/bin/python scripts/render_3d.py --out work-tmp/r3d/train46-x2 --n 25 --views 2 --seed 46 \\
+        --samples 10 --no-denoise --styles --lathe-share 6 --scale 2   # train46's first 25 scenes
     hamle eval dump-pieces work-tmp/r3d/train46-x2 work-tmp/r3d/pieces-t46-x2 --copies 2 --jitter 0.06 \\
         --seed 46 --crop-scale 2
-    python3 scripts/probe_pieces3d.py --data work-tmp/r3d/pieces-t46-x2 --tile-scale 2 --scenes 25 ...
+    python3 scripts/probe_pieces3d.py --data work-tmp/r3d/pieces-t46-x2 --tile-scale 2 --scenes 25 \\
+        --heldout-from 400 --steps 1200 --every 400 --save work-tmp/r3d/x2.pt
+    python3 scripts/probe_pieces3d.py --data work-tmp/r3d/pieces-t46-x2 --tile-scale 2 --scenes 0 \\
+        --heldout-from 400 --eval work-tmp/r3d/pieces-val-x2 --load work-tmp/r3d/x2.pt
 
 One thread; about 0.25 s a step of 128 crops on this machine. `--save` keeps the weights
 (a state dict of `PieceNet`).
@@ -103,6 +106,7 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--save")
     ap.add_argument("--onnx", help="score this exported model on the same sets instead of training one")
+    ap.add_argument("--load", help="score these saved weights (--save) instead of training")
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
@@ -158,9 +162,12 @@ def main():
         occ = lab > 0
         return f"squares {(p == lab).mean() * 100:.2f} %, occupied {(p[occ] == lab[occ]).mean() * 100:.2f} %"
 
-    if args.onnx:
-        init_from_onnx(model, args.onnx)
-        print(f"{args.onnx} | " + " | ".join(f"{n}: {score(a, lab)}" for n, a, lab in sets), flush=True)
+    if args.onnx or args.load:
+        if args.onnx:
+            init_from_onnx(model, args.onnx)
+        else:
+            model.load_state_dict(torch.load(args.load))
+        print(f"{args.onnx or args.load} | " + " | ".join(f"{n}: {score(a, lab)}" for n, a, lab in sets), flush=True)
         return
     done, total, t0 = 0, 0.0, time.time()
     while done < args.steps:
