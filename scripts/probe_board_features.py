@@ -67,22 +67,7 @@ def main():
     t0 = time.time()
     for step in range(1, args.steps + 1):
         cls = boards[rng.integers(0, len(boards), 128)]
-        n = len(cls)
-        out = np.empty((n, 64, D), np.float32)
-        for c in range(13):
-            idx = np.nonzero(cls == c)
-            if len(idx[0]):
-                out[idx] = pool[c][rng.integers(0, len(pool[c]), len(idx[0]))]
-        for b in np.nonzero(rng.random(n) < args.grouped)[0]:
-            src = renders[rng.integers(0, len(renders))]
-            for c in np.unique(cls[b]):
-                if len(src[c]):
-                    sq = np.nonzero(cls[b] == c)[0]
-                    out[b, sq] = src[c][rng.integers(0, len(src[c]), len(sq))]
-        bias = rng.normal(0, args.shift, size=(n, 13, 13)).astype(np.float32)
-        bias[:, 0, :] *= 0.3
-        out[:, :, :13] += np.take_along_axis(bias, cls[:, :, None].repeat(13, 2), 1)
-        x = torch.from_numpy(out.transpose(0, 2, 1).reshape(n, D, 8, 8).copy())
+        x = torch.from_numpy(tb.simulate(rng, cls, pool, args.shift, renders, args.grouped))
         loss = F.cross_entropy(model(x), torch.from_numpy(cls.reshape(-1, 8, 8)))
         opt.zero_grad()
         loss.backward()

@@ -9,7 +9,6 @@ crops alone and after the shipped board model (models/board3d.onnx, logits / 1.4
     python3 scripts/probe_piece_ensemble.py work-tmp/r3d/pieces-val,work-tmp/r3d/pieces-test2 \\
         work-tmp/r3d/probe-s1.pt work-tmp/r3d/probe-s2.pt
 """
-import glob
 import itertools
 import os
 import sys
@@ -17,12 +16,10 @@ import sys
 import numpy as np
 import onnxruntime as ort
 import torch
-from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_pieces3d import PieceNet, to_tensor  # noqa: E402
+from train_pieces3d import PieceNet, load, to_tensor  # noqa: E402
 from train_common import init_from_onnx  # noqa: E402
-from dump_piece_logits import labels  # noqa: E402
 
 torch.set_num_threads(1)
 members = {}
@@ -35,12 +32,8 @@ for p in sys.argv[2:]:
     members[os.path.basename(p)[:-3]] = m.eval()
 b3 = ort.InferenceSession("models/board3d.onnx")
 for d in sys.argv[1].split(","):
-    ims, Y = [], []
-    for f in sorted(glob.glob(d + "/*.png")):
-        a = np.asarray(Image.open(f).convert("RGB"))
-        ims += [a[r * 64:(r + 1) * 64, c * 32:(c + 1) * 32] for r in range(8) for c in range(8)]
-        Y.append(labels(open(f[:-4] + ".fen").read()))
-    ims, Y = np.stack(ims), np.array(Y)
+    ims, Y = load([d])
+    Y = Y.reshape(-1, 64)
     x = to_tensor(ims)
     logits = {}
     with torch.no_grad():

@@ -35,6 +35,7 @@ One thread; about 0.25 s a step of 128 crops on this machine. `--save` keeps the
 (a state dict of `PieceNet`).
 """
 import argparse
+import functools
 import glob
 import json
 import os
@@ -46,11 +47,10 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from train_common import init_from_onnx  # noqa: E402
-from train_pieces3d import H as BASE_H, W as BASE_W, PieceNet, conv, augment, labels_of, to_tensor  # noqa: E402
+from train_pieces3d import PieceNet, augment, conv, load_files, to_tensor  # noqa: E402
 
 
 def scene(path):
@@ -68,23 +68,6 @@ class LargePieceNet(PieceNet):
                                conv(16, 32), nn.MaxPool2d(2),         # 16 x 8
                                conv(32, 48), conv(48, 48), nn.MaxPool2d(2),   # 8 x 4
                                conv(48, 64))
-
-
-def load_files(files, scale=1):
-    """`load` for a list of mosaics instead of folders (the same crops, in the same order);
-    tiles `scale` times 32 x 64 each way."""
-    W, H = BASE_W * scale, BASE_H * scale
-    if not files:
-        return np.zeros((0, H, W, 3), np.uint8), np.zeros(0, np.int64)
-    ims, labs = [], []
-    for f in files:
-        m = np.asarray(Image.open(f).convert("RGB"))
-        lab = labels_of(open(f[:-4] + ".fen").read())
-        for r in range(8):
-            for c in range(8):
-                ims.append(m[r * H:(r + 1) * H, c * W:(c + 1) * W])
-                labs.append(lab[r * 8 + c])
-    return np.stack(ims), np.array(labs, np.int64)
 
 
 def main():
@@ -112,6 +95,7 @@ def main():
     torch.set_num_threads(1)
     files = sorted(glob.glob(os.path.join(args.data, "*.png")))
 
+    @functools.lru_cache(maxsize=None)
     def set_of(f):
         if not args.renders:
             return "all"

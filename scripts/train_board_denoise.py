@@ -110,12 +110,14 @@ class Denoiser(nn.Module):
 
 def simulate(rng: np.random.Generator, cls: np.ndarray, pool: list[np.ndarray], shift: float,
              renders: list[list[np.ndarray]] | None = None, grouped: float = 0.0):
-    """Tempered logits [n, 13, 64] for boards of classes `cls` [n, 64]. With probability
+    """Tempered logits [n, 13, 8, 8] for boards of classes `cls` [n, 64]. With probability
     `grouped` a board draws its readings of each class from one render's crops of that
     class (`renders[r][c]`, when that render has any): one set, one light, the same
-    confusions for all its pawns, as in a real photo."""
+    confusions for all its pawns, as in a real photo. A reading may carry more values after
+    its 13 logits (scripts/probe_board_features.py): they come along as planes 13 on, and
+    the shift touches the logits only."""
     n = cls.shape[0]
-    out = np.empty((n, 64, 13), dtype=np.float32)
+    out = np.empty((n, 64, pool[0].shape[-1]), dtype=np.float32)
     for c in range(13):
         idx = np.nonzero(cls == c)
         k = len(idx[0])
@@ -132,8 +134,8 @@ def simulate(rng: np.random.Generator, cls: np.ndarray, pool: list[np.ndarray], 
     if shift > 0:
         bias = rng.normal(0, shift, size=(n, 13, 13)).astype(np.float32)
         bias[:, 0, :] *= 0.3   # empty squares look alike across sets
-        out += np.take_along_axis(bias, cls[:, :, None].repeat(13, 2), 1)
-    return out.transpose(0, 2, 1).reshape(n, 13, 8, 8)
+        out[:, :, :13] += np.take_along_axis(bias, cls[:, :, None].repeat(13, 2), 1)
+    return out.transpose(0, 2, 1).reshape(n, -1, 8, 8)
 
 
 def evaluate(model, path, prior):

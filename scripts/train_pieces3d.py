@@ -114,16 +114,24 @@ def labels_of(fen):
 
 def load(dirs):
     """Mosaics -> crops (N, 64, 32, 3) uint8 and labels, in FEN order (a8 first)."""
+    return load_files([f for d in dirs for f in sorted(glob.glob(os.path.join(d, "*.png")))])
+
+
+def load_files(files, scale=1):
+    """[load] for a list of mosaics; tiles `scale` times 32 x 64 each way (`hamle eval
+    dump-pieces --crop-scale`)."""
+    w, h = W * scale, H * scale
+    if not files:
+        return np.zeros((0, h, w, 3), np.uint8), np.zeros(0, np.int64)
     ims, labs = [], []
-    for d in dirs:
-        for f in sorted(glob.glob(os.path.join(d, "*.png"))):
-            fen = open(f[:-4] + ".fen").read()
-            m = np.asarray(Image.open(f).convert("RGB"))
-            lab = labels_of(fen)
-            for r in range(8):
-                for c in range(8):
-                    ims.append(m[r * H:(r + 1) * H, c * W:(c + 1) * W])
-                    labs.append(lab[r * 8 + c])
+    for f in files:
+        fen = open(f[:-4] + ".fen").read()
+        m = np.asarray(Image.open(f).convert("RGB"))
+        lab = labels_of(fen)
+        for r in range(8):
+            for c in range(8):
+                ims.append(m[r * h:(r + 1) * h, c * w:(c + 1) * w])
+                labs.append(lab[r * 8 + c])
     return np.stack(ims), np.array(labs, np.int64)
 
 
