@@ -166,6 +166,9 @@ pub struct Costs {
     /// search guessed for hidden plies go on besides the best ones (`engine::Wide::hints`;
     /// 0: none).
     pub wide_hints: usize,
+    /// In the wider search, how far behind the best a hypothesis may fall before it is
+    /// dropped (`prune` elsewhere; the same by default).
+    pub wide_prune: f32,
 }
 
 impl Costs {
@@ -180,6 +183,7 @@ impl Costs {
             recovery_top: usize::MAX,
             max_hidden_children: self.max_hidden_children.max(self.wide_hidden),
             max_lookahead: self.max_lookahead.max(256),
+            prune: self.wide_prune,
             ..self.clone()
         }
     }
@@ -201,7 +205,12 @@ impl Costs {
             "direct_reach" => self.direct_reach = value,
             "prior_weight" => self.prior_weight = value,
             "hidden_prior_weight" => self.hidden_prior_weight = value,
-            "prune" => self.prune = value,
+            // Both prunes, as before `wide_prune` existed; `wide_prune` after it sets the
+            // wider search's alone.
+            "prune" => {
+                self.prune = value;
+                self.wide_prune = value;
+            }
             "gate" => self.gate = value,
             "gate_skip" => self.gate_skip = value,
             "max_children" => self.max_children = count(),
@@ -217,6 +226,7 @@ impl Costs {
             "wide_margin" => self.wide_margin = value,
             "wide_hidden" => self.wide_hidden = count(),
             "wide_hints" => self.wide_hints = count(),
+            "wide_prune" => self.wide_prune = value,
             "skip_after_end" => self.skip_after_end = value,
             "clean_margin" => self.clean_margin = value,
             "hidden_text_weight" => self.hidden_text_weight = value,
@@ -289,6 +299,7 @@ impl Default for Costs {
             wide_margin: 3.0,
             wide_hidden: 24,
             wide_hints: 4,
+            wide_prune: 14.0,
         }
     }
 }
@@ -1681,6 +1692,16 @@ mod tests {
         c.set("refine_slack", 0.5).unwrap();
         c.set("beam_of_light", 1.0).unwrap_err();
         assert_eq!((c.refine_max, c.refine_slack), (3, 0.5));
+    }
+
+    #[test]
+    fn the_wider_search_prunes_as_the_first_unless_told_otherwise() {
+        let mut c = Costs::default();
+        assert_eq!(c.widened().prune, c.prune);
+        c.set("prune", 6.0).unwrap();
+        assert_eq!((c.prune, c.widened().prune), (6.0, 6.0));
+        c.set("wide_prune", 14.0).unwrap();
+        assert_eq!((c.prune, c.widened().prune), (6.0, 14.0));
     }
 
     #[test]
