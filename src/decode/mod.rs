@@ -167,8 +167,8 @@ pub struct Costs {
     /// 0: none).
     pub wide_hints: usize,
     /// In the wider search, how far behind the best a hypothesis may fall before it is
-    /// dropped (`prune` elsewhere; the same by default).
-    pub wide_prune: f32,
+    /// dropped (`None`: `prune`, as elsewhere).
+    pub wide_prune: Option<f32>,
 }
 
 impl Costs {
@@ -183,7 +183,7 @@ impl Costs {
             recovery_top: usize::MAX,
             max_hidden_children: self.max_hidden_children.max(self.wide_hidden),
             max_lookahead: self.max_lookahead.max(256),
-            prune: self.wide_prune,
+            prune: self.wide_prune.unwrap_or(self.prune),
             ..self.clone()
         }
     }
@@ -205,12 +205,7 @@ impl Costs {
             "direct_reach" => self.direct_reach = value,
             "prior_weight" => self.prior_weight = value,
             "hidden_prior_weight" => self.hidden_prior_weight = value,
-            // Both prunes, as before `wide_prune` existed; `wide_prune` after it sets the
-            // wider search's alone.
-            "prune" => {
-                self.prune = value;
-                self.wide_prune = value;
-            }
+            "prune" => self.prune = value,
             "gate" => self.gate = value,
             "gate_skip" => self.gate_skip = value,
             "max_children" => self.max_children = count(),
@@ -226,7 +221,7 @@ impl Costs {
             "wide_margin" => self.wide_margin = value,
             "wide_hidden" => self.wide_hidden = count(),
             "wide_hints" => self.wide_hints = count(),
-            "wide_prune" => self.wide_prune = value,
+            "wide_prune" => self.wide_prune = Some(value),
             "skip_after_end" => self.skip_after_end = value,
             "clean_margin" => self.clean_margin = value,
             "hidden_text_weight" => self.hidden_text_weight = value,
@@ -299,7 +294,7 @@ impl Default for Costs {
             wide_margin: 3.0,
             wide_hidden: 24,
             wide_hints: 4,
-            wide_prune: 14.0,
+            wide_prune: None,
         }
     }
 }
