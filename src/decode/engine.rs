@@ -176,7 +176,7 @@ fn numbered_items<R>(items: &[Item<R>], text: impl Fn(&R) -> String) -> Vec<bool
 
 /// A memo of scores: the positions in a beam share most of their legal moves, so the
 /// same (reading, move spelling) pair comes up again and again.
-type Memo = HashMap<(u32, u64), f32, BuildHasherDefault<FxHasher>>;
+pub type Memo = HashMap<(u32, u64), f32, BuildHasherDefault<FxHasher>>;
 
 /// The `n`-th smallest of the values added so far (infinite until there are `n`): a
 /// candidate costing more than it cannot be among the `n` cheapest.
@@ -1546,11 +1546,15 @@ impl<S: Scorer> Engine<'_, S> {
 /// other move comes close), every move number agrees with the ply count and a result
 /// comes only last, the game is what it says and no search is needed. Returns `None` as
 /// soon as anything is doubtful; the beam search then reads the game.
+///
+/// The text costs it computes go into `memo` (by item and shape, as the search keeps
+/// them), for the confidences to use again ([`text_cost`]).
 pub fn clean_path<S: Scorer>(
     items: &[Item<S::Reading>],
     scorer: &S,
     start: &Chess,
     margin: f32,
+    memo: &mut Memo,
 ) -> Option<Path> {
     let mut pos = start.clone();
     let mut plies = Vec::new();
@@ -1571,7 +1575,7 @@ pub fn clean_path<S: Scorer>(
                 reading,
                 draw_offer,
             } => {
-                let ranked = rank(scorer, reading, &pos, None);
+                let ranked = rank(scorer, reading, &pos, Some((&mut *memo, i as u32)));
                 let (shape, cost) = ranked.first()?;
                 if *cost >= 1.0 || ranked.get(1).is_some_and(|r| r.1 < cost + margin) {
                     return None;
@@ -1607,7 +1611,7 @@ pub fn continuation_cost<S: Scorer>(
     from: usize,
     window: usize,
     cap: f32,
-    memo: &mut HashMap<(u32, u64), f32, BuildHasherDefault<FxHasher>>,
+    memo: &mut Memo,
 ) -> f32 {
     let mut q = pos.clone();
     let mut total = 0.0;
@@ -1635,8 +1639,20 @@ pub fn continuation_cost<S: Scorer>(
     total
 }
 
-/// A fresh score memo for [`continuation_cost`].
-pub fn new_memo() -> HashMap<(u32, u64), f32, BuildHasherDefault<FxHasher>> {
+/// What reading item `item` (`reading`) as `shape` costs, from `memo` when it holds it.
+pub fn text_cost<S: Scorer>(
+    scorer: &S,
+    reading: &S::Reading,
+    shape: &Shape,
+    (memo, item): (&mut Memo, u32),
+) -> f32 {
+    *memo
+        .entry((item, shape_key(shape)))
+        .or_insert_with(|| scorer.cost(reading, shape))
+}
+
+/// A fresh score memo ([`continuation_cost`], [`clean_path`], [`text_cost`]).
+pub fn new_memo() -> Memo {
     HashMap::default()
 }
 

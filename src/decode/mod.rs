@@ -1062,11 +1062,14 @@ pub fn decode<S: Scorer>(
     let beam = beam_for(cfg.beam, items.len());
     // With a final position to reach, a clean reading that does not end there is searched
     // like any other.
-    let clean = engine::clean_path(items, scorer, &start, cfg.costs.clean_margin).filter(|p| {
-        cfg.final_target
-            .as_ref()
-            .is_none_or(|t| t.differing(final_position(&start, p).board()) == 0)
-    });
+    // Text costs by item and shape: the clean reading's, used again by the confidences.
+    let mut memo = engine::new_memo();
+    let clean = engine::clean_path(items, scorer, &start, cfg.costs.clean_margin, &mut memo)
+        .filter(|p| {
+            cfg.final_target
+                .as_ref()
+                .is_none_or(|t| t.differing(final_position(&start, p).board()) == 0)
+        });
     // A photo can pick a reading the text alone ranks low: more of each reading's moves
     // are kept.
     let widened;
@@ -1188,8 +1191,15 @@ pub fn decode<S: Scorer>(
             (Some(m), Some(k), None, Status::Ok | Status::Corrected) => match items.get(k as usize)
             {
                 Some(Item::Move { reading, .. }) => {
-                    let (share, alts, text_cost) =
-                        local_posterior(scorer, reading, &pos, m, last.as_ref(), &cfg.costs);
+                    let (share, alts, text_cost) = local_posterior(
+                        scorer,
+                        reading,
+                        &pos,
+                        m,
+                        last.as_ref(),
+                        &cfg.costs,
+                        (&mut memo, k),
+                    );
                     // The status is about the reading alone, not the prior.
                     if text_cost.is_finite() {
                         status = if text_cost < scorer.ok_below() {
@@ -1435,6 +1445,7 @@ fn local_posterior<S: Scorer>(
     chosen: shakmaty::Move,
     last: Option<&shakmaty::Move>,
     costs_cfg: &Costs,
+    (memo, item): (&mut engine::Memo, u32),
 ) -> (f32, Vec<(shakmaty::Move, f32)>, f32) {
     let tau = costs_cfg.local_temperature;
     let shapes = if scorer.needs_suffix(reading) {
@@ -1444,7 +1455,12 @@ fn local_posterior<S: Scorer>(
     };
     let mut costs: Vec<(shakmaty::Move, f32)> = shapes
         .iter()
-        .map(|s| (s.mv, scorer.cost(reading, s)))
+        .map(|s| {
+            (
+                s.mv,
+                engine::text_cost(scorer, reading, s, (&mut *memo, item)),
+            )
+        })
         .collect();
     let text_cost = costs
         .iter()
