@@ -307,9 +307,7 @@ fn rank_prior<S: Scorer>(
         Some((memo, item)) => sh
             .into_iter()
             .map(|s| {
-                let c = *memo
-                    .entry((item, shape_key(&s)))
-                    .or_insert_with(|| scorer.cost(reading, &s));
+                let c = cached_cost(scorer, reading, &s, (&mut *memo, item));
                 (s, c)
             })
             .collect(),
@@ -480,9 +478,7 @@ fn rank_kinds<S: Scorer>(
     let mut v: Vec<(Shape, f32)> = sh
         .into_iter()
         .map(|s| {
-            let c = *memo
-                .entry((item, shape_key(&s)))
-                .or_insert_with(|| scorer.cost(reading, &s));
+            let c = cached_cost(scorer, reading, &s, (&mut *memo, item));
             (s, c)
         })
         .collect();
@@ -1548,7 +1544,7 @@ impl<S: Scorer> Engine<'_, S> {
 /// soon as anything is doubtful; the beam search then reads the game.
 ///
 /// The text costs it computes go into `memo` (by item and shape, as the search keeps
-/// them), for the confidences to use again ([`text_cost`]).
+/// them), for the confidences to use again ([`cached_cost`]).
 pub fn clean_path<S: Scorer>(
     items: &[Item<S::Reading>],
     scorer: &S,
@@ -1640,7 +1636,7 @@ pub fn continuation_cost<S: Scorer>(
 }
 
 /// What reading item `item` (`reading`) as `shape` costs, from `memo` when it holds it.
-pub fn text_cost<S: Scorer>(
+pub fn cached_cost<S: Scorer>(
     scorer: &S,
     reading: &S::Reading,
     shape: &Shape,
@@ -1651,7 +1647,7 @@ pub fn text_cost<S: Scorer>(
         .or_insert_with(|| scorer.cost(reading, shape))
 }
 
-/// A fresh score memo ([`continuation_cost`], [`clean_path`], [`text_cost`]).
+/// A fresh score memo ([`continuation_cost`], [`clean_path`], [`cached_cost`]).
 pub fn new_memo() -> Memo {
     HashMap::default()
 }

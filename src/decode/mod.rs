@@ -1458,7 +1458,7 @@ fn local_posterior<S: Scorer>(
         .map(|s| {
             (
                 s.mv,
-                engine::text_cost(scorer, reading, s, (&mut *memo, item)),
+                engine::cached_cost(scorer, reading, s, (&mut *memo, item)),
             )
         })
         .collect();
