@@ -197,6 +197,35 @@ const PAIRS: &[(char, [char; 2], f32)] = &[
     ('Ş', ['S', '.'], 2.5),
 ];
 
+/// Read character pairs ([`PAIRS`]) by the two characters read, with what they may stand
+/// for and at what cost.
+type PairTable = Vec<([char; 2], Vec<(char, f32)>)>;
+
+/// The [`PAIRS`] that the two read characters ending at `read[i - 1]` spell, as
+/// (character they stand for, cost): looked up once per read character, not once per
+/// pattern slot. Empty for the first character and for nearly every pair.
+fn pairs_ending(read: &[char], i: usize) -> &'static [(char, f32)] {
+    static TABLE: std::sync::OnceLock<PairTable> = std::sync::OnceLock::new();
+    if i < 2 {
+        return &[];
+    }
+    let read_pair = [read[i - 2], read[i - 1]];
+    let table = TABLE.get_or_init(|| {
+        let mut t: PairTable = Vec::new();
+        for &(e, pair, c) in PAIRS {
+            match t.iter_mut().find(|(p, _)| *p == pair) {
+                Some(entry) => entry.1.push((e, c)),
+                None => t.push((pair, vec![(e, c)])),
+            }
+        }
+        t
+    });
+    table
+        .iter()
+        .find(|(p, _)| *p == read_pair)
+        .map_or(&[], |(_, v)| v.as_slice())
+}
+
 fn is_punct(c: char) -> bool {
     matches!(
         c,
@@ -594,17 +623,16 @@ fn dp_column(read: &[char], p: &Pattern) -> [f32; MAX_CHARS + 1] {
     for i in 1..=m {
         let r = read[i - 1];
         let ins = ins_cost(r);
+        let pairs = pairs_ending(read, i);
         d[i][0] = d[i - 1][0] + ins;
         for j in 1..=k {
             let s = &p.slots[j - 1];
             let mut best = (d[i - 1][j - 1] + s.sub(r))
                 .min(d[i][j - 1] + s.skip)
                 .min(d[i - 1][j] + ins);
-            if i >= 2 {
-                for &(e, pair, pc) in PAIRS {
-                    if pair[0] == read[i - 2] && pair[1] == r && s.accepts().contains(&e) {
-                        best = best.min(d[i - 2][j - 1] + pc);
-                    }
+            for &(e, pc) in pairs {
+                if s.accepts().contains(&e) {
+                    best = best.min(d[i - 2][j - 1] + pc);
                 }
             }
             d[i][j] = best;
@@ -740,6 +768,7 @@ fn distance(read: &[char], p: &Pattern) -> f32 {
     }
     for (i, &r) in read.iter().enumerate().map(|(i, r)| (i + 1, r)) {
         let ins = ins_cost(r);
+        let pairs = pairs_ending(read, i);
         let (cur, prev, prev2) = (i % 3, (i + 2) % 3, (i + 1) % 3);
         let mut row = [f32::INFINITY; MAX_SLOTS + 1];
         row[0] = rows[prev][0] + ins;
@@ -748,12 +777,9 @@ fn distance(read: &[char], p: &Pattern) -> f32 {
             let mut best = rows[prev][j - 1] + s.sub(r);
             best = best.min(row[j - 1] + s.skip);
             best = best.min(rows[prev][j] + ins);
-            if i >= 2 {
-                let before = read[i - 2];
-                for &(e, pair, c) in PAIRS {
-                    if pair[0] == before && pair[1] == r && s.accepts().contains(&e) {
-                        best = best.min(rows[prev2][j - 1] + c);
-                    }
+            for &(e, c) in pairs {
+                if s.accepts().contains(&e) {
+                    best = best.min(rows[prev2][j - 1] + c);
                 }
             }
             row[j] = best;
@@ -924,6 +950,28 @@ mod tests {
             .collect();
         v.sort_by(|a, b| a.1.total_cmp(&b.1));
         (v[0].0.clone(), v[0].1, v[1].1)
+    }
+
+    /// Two read characters that stand for one (`cl` for `d`, `><` for `x`) cost the
+    /// pair's price, wherever in the token they are.
+    #[test]
+    fn read_pairs_cost_their_price() {
+        let pos: Chess = "7k/8/8/3p4/8/8/3Q4/K7 w - - 0 1"
+            .parse::<shakmaty::fen::Fen>()
+            .unwrap()
+            .into_position(shakmaty::CastlingMode::Standard)
+            .unwrap();
+        for (t, want, cost) in [
+            ("Vxd5", "Qxd5", 0.0),
+            ("Vxcl5", "Qxd5", 2.5),
+            ("Vxol5", "Qxd5", 4.0),
+            ("V><d5", "Qxd5", 4.0),
+            ("V><cl5", "Qxd5", 6.5),
+        ] {
+            let (san, c, _) = best(t, turkish(), &pos);
+            assert_eq!(san, want, "{t}");
+            assert!((c - cost).abs() < 1e-4, "{t}: {c} for {cost}");
+        }
     }
 
     #[test]
