@@ -197,33 +197,11 @@ const PAIRS: &[(char, [char; 2], f32)] = &[
     ('Ş', ['S', '.'], 2.5),
 ];
 
-/// Read character pairs ([`PAIRS`]) by the two characters read, with what they may stand
-/// for and at what cost.
-type PairTable = Vec<([char; 2], Vec<(char, f32)>)>;
-
-/// The [`PAIRS`] that the two read characters ending at `read[i - 1]` spell, as
-/// (character they stand for, cost): looked up once per read character, not once per
-/// pattern slot. Empty for the first character and for nearly every pair.
-fn pairs_ending(read: &[char], i: usize) -> &'static [(char, f32)] {
-    static TABLE: std::sync::OnceLock<PairTable> = std::sync::OnceLock::new();
-    if i < 2 {
-        return &[];
-    }
-    let read_pair = [read[i - 2], read[i - 1]];
-    let table = TABLE.get_or_init(|| {
-        let mut t: PairTable = Vec::new();
-        for &(e, pair, c) in PAIRS {
-            match t.iter_mut().find(|(p, _)| *p == pair) {
-                Some(entry) => entry.1.push((e, c)),
-                None => t.push((pair, vec![(e, c)])),
-            }
-        }
-        t
-    });
-    table
-        .iter()
-        .find(|(p, _)| *p == read_pair)
-        .map_or(&[], |(_, v)| v.as_slice())
+/// Whether the two read characters ending at `read[i - 1]` are one of the [`PAIRS`]:
+/// checked once per read character, so that the pattern slots look at the pairs only
+/// where one was read (nearly never).
+fn ends_pair(read: &[char], i: usize) -> bool {
+    i >= 2 && PAIRS.iter().any(|p| p.1 == [read[i - 2], read[i - 1]])
 }
 
 fn is_punct(c: char) -> bool {
@@ -623,16 +601,18 @@ fn dp_column(read: &[char], p: &Pattern) -> [f32; MAX_CHARS + 1] {
     for i in 1..=m {
         let r = read[i - 1];
         let ins = ins_cost(r);
-        let pairs = pairs_ending(read, i);
+        let pair = ends_pair(read, i);
         d[i][0] = d[i - 1][0] + ins;
         for j in 1..=k {
             let s = &p.slots[j - 1];
             let mut best = (d[i - 1][j - 1] + s.sub(r))
                 .min(d[i][j - 1] + s.skip)
                 .min(d[i - 1][j] + ins);
-            for &(e, pc) in pairs {
-                if s.accepts().contains(&e) {
-                    best = best.min(d[i - 2][j - 1] + pc);
+            if pair {
+                for &(e, read_pair, pc) in PAIRS {
+                    if read_pair == [read[i - 2], r] && s.accepts().contains(&e) {
+                        best = best.min(d[i - 2][j - 1] + pc);
+                    }
                 }
             }
             d[i][j] = best;
@@ -768,7 +748,7 @@ fn distance(read: &[char], p: &Pattern) -> f32 {
     }
     for (i, &r) in read.iter().enumerate().map(|(i, r)| (i + 1, r)) {
         let ins = ins_cost(r);
-        let pairs = pairs_ending(read, i);
+        let pair = ends_pair(read, i);
         let (cur, prev, prev2) = (i % 3, (i + 2) % 3, (i + 1) % 3);
         let mut row = [f32::INFINITY; MAX_SLOTS + 1];
         row[0] = rows[prev][0] + ins;
@@ -777,9 +757,11 @@ fn distance(read: &[char], p: &Pattern) -> f32 {
             let mut best = rows[prev][j - 1] + s.sub(r);
             best = best.min(row[j - 1] + s.skip);
             best = best.min(rows[prev][j] + ins);
-            for &(e, c) in pairs {
-                if s.accepts().contains(&e) {
-                    best = best.min(rows[prev2][j - 1] + c);
+            if pair {
+                for &(e, read_pair, c) in PAIRS {
+                    if read_pair == [read[i - 2], r] && s.accepts().contains(&e) {
+                        best = best.min(rows[prev2][j - 1] + c);
+                    }
                 }
             }
             row[j] = best;
