@@ -499,6 +499,9 @@ def build_scene(rng, split, meshes, sets_cache, board_fen):
     stretch = {k: (rng.uniform(0.85, 1.25) if split == "train" and set_name != "lathe" and k != "king" else 1.0)
                for k in KINDS}
 
+    # each kind's height in squares as it stands on the board (the mesh's top, scaled)
+    meta["heights"] = {k: round(king_h * stretch[k] * max(v[2] for v in pieces[k][0]), 4) for k in KINDS}
+
     def piece(kind, white, x, y, rot):
         key = (kind, white)
         v, f = pieces[kind]
@@ -668,6 +671,9 @@ def main():
                          "(the view depends on the aspect only), more pixels per square. At 1, squares "
                          "are about 29 px (median); photos of sets read at hamle's working size, 70-98")
     ap.add_argument("--start", type=int, default=0, help="first scene (to resume or shard)")
+    ap.add_argument("--meta-only", action="store_true",
+                    help="render nothing: build each scene again from its seed and add what the scene's "
+                         "JSON lacks (e.g. `heights`, recorded since session 52) to the views already in --out")
     ap.add_argument("--fens", help="file of `NAME FEN` lines: render these positions, one view "
                     "each, as NAME.jpg (e.g. games' final positions for hamle eval sheets "
                     "--final-boards); --n and --views are then ignored")
@@ -693,6 +699,22 @@ def main():
     for i in range(args.start, args.n):
         srng = random.Random(args.seed * 1_000_003 + i)
         name0 = f"{args.split}-{args.seed}-{i:05d}"
+        if args.meta_only:
+            views = [out / f"{name0}-{v}.json" for v in range(args.views)] if names is None else \
+                [out / f"{names[i]}.json"]
+            views = [v for v in views if v.exists()]
+            if not views:
+                continue
+            fen = (out / (views[0].stem + ".fen")).read_text().split()[0]
+            meta, _ = build_scene(srng, args.split, Path(args.meshes), cache, fen)
+            for v in views:
+                old = json.loads(v.read_text())
+                if any(k in old and old[k] != meta[k] for k in ("set", "king_height", "light")):
+                    sys.exit(f"{v}: the scene built again differs from the one rendered (other --seed, "
+                             "--split, --styles or --lathe-share?)")
+                old.update({k: x for k, x in meta.items() if k not in old})
+                v.write_text(json.dumps(old, indent=1) + "\n")
+            continue
         if names is None and all((out / f"{name0}-{v}.json").exists() for v in range(args.views)):
             continue
         if names is not None and (out / f"{names[i]}.json").exists():
