@@ -649,6 +649,23 @@ def positions(rng, n):
     return [fen for _, fen in draw_positions(rng, load_games(), n)]
 
 
+def add_meta(srng, args, cache, done):
+    """--meta-only: builds the scene of the rendered views `done` (their JSON paths) again
+    from its seed and adds to each view's JSON what it lacks, after checking that the scene
+    is the one rendered."""
+    if not done:
+        return
+    fen = (done[0].parent / (done[0].stem + ".fen")).read_text().split()[0]
+    meta, _ = build_scene(srng, args.split, Path(args.meshes), cache, fen)
+    for v in done:
+        old = json.loads(v.read_text())
+        if any(k in old and old[k] != meta[k] for k in ("set", "king_height", "light")):
+            sys.exit(f"{v}: the scene built again differs from the one rendered (other --seed, "
+                     "--split, --styles or --lathe-share?)")
+        old.update({k: x for k, x in meta.items() if k not in old})
+        v.write_text(json.dumps(old, indent=1) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -699,25 +716,11 @@ def main():
     for i in range(args.start, args.n):
         srng = random.Random(args.seed * 1_000_003 + i)
         name0 = f"{args.split}-{args.seed}-{i:05d}"
+        views = [f"{name0}-{v}" for v in range(args.views)] if names is None else [names[i]]
         if args.meta_only:
-            views = [out / f"{name0}-{v}.json" for v in range(args.views)] if names is None else \
-                [out / f"{names[i]}.json"]
-            views = [v for v in views if v.exists()]
-            if not views:
-                continue
-            fen = (out / (views[0].stem + ".fen")).read_text().split()[0]
-            meta, _ = build_scene(srng, args.split, Path(args.meshes), cache, fen)
-            for v in views:
-                old = json.loads(v.read_text())
-                if any(k in old and old[k] != meta[k] for k in ("set", "king_height", "light")):
-                    sys.exit(f"{v}: the scene built again differs from the one rendered (other --seed, "
-                             "--split, --styles or --lathe-share?)")
-                old.update({k: x for k, x in meta.items() if k not in old})
-                v.write_text(json.dumps(old, indent=1) + "\n")
+            add_meta(srng, args, cache, [out / f"{v}.json" for v in views if (out / f"{v}.json").exists()])
             continue
-        if names is None and all((out / f"{name0}-{v}.json").exists() for v in range(args.views)):
-            continue
-        if names is not None and (out / f"{names[i]}.json").exists():
+        if all((out / f"{v}.json").exists() for v in views):
             continue
         meta, border = build_scene(srng, args.split, Path(args.meshes), cache, fens[i])
         scene = bpy.context.scene
@@ -733,8 +736,7 @@ def main():
         scene.render.threads_mode = "FIXED"
         scene.render.threads = args.threads
         scene.render.image_settings.file_format = "JPEG"
-        for v in range(args.views):
-            name = f"{name0}-{v}" if names is None else names[i]
+        for name in views:
             w, h = srng.choice([(512, 384), (384, 512), (480, 480), (576, 324)])
             w, h = w * args.scale, h * args.scale
             scene.render.resolution_x, scene.render.resolution_y = w, h
