@@ -108,15 +108,39 @@ class Denoiser(nn.Module):
         return (x[:, :13] if self.extra else x) + self.out(h)
 
 
+def kind_swaps(rng: np.random.Generator, n: int, swap: float) -> np.ndarray:
+    """Per board, the class whose crops stand in for each class [n, 13]: each piece class
+    (not the empty square) takes, with probability `swap`, another kind of its colour
+    (uniformly), and keeps its own otherwise."""
+    src = np.tile(np.arange(13), (n, 1))
+    if swap <= 0:
+        return src
+    hit = rng.random((n, 13)) < swap
+    hit[:, 0] = False
+    other = rng.integers(1, 6, size=(n, 13))          # 1..5 kinds further on, within the colour
+    kind = (np.arange(13) - 1) % 6                     # 0..5 for classes 1..12
+    colour = np.where(np.arange(13) >= 7, 7, 1)
+    swapped = colour + (kind + other) % 6
+    src[hit] = swapped[hit]
+    return src
+
+
 def simulate(rng: np.random.Generator, cls: np.ndarray, pool: list[np.ndarray], shift: float,
-             renders: list[list[np.ndarray]] | None = None, grouped: float = 0.0):
+             renders: list[list[np.ndarray]] | None = None, grouped: float = 0.0,
+             swap: float = 0.0):
     """Tempered logits [n, 13, 8, 8] for boards of classes `cls` [n, 64]. With probability
     `grouped` a board draws its readings of each class from one render's crops of that
     class (`renders[r][c]`, when that render has any): one set, one light, the same
-    confusions for all its pawns, as in a real photo. A reading may carry more values after
-    its 13 logits (scripts/probe_board_features.py): they come along as planes 13 on, and
-    the shift touches the logits only."""
+    confusions for all its pawns, as in a real photo. With `swap` > 0 each piece class of a
+    board may be read as another kind of its colour throughout that board (`kind_swaps`):
+    an unseen set whose knights all look to the piece model like its pawns, say; the
+    occupancy and colour stay. A reading may carry more values after its 13 logits
+    (scripts/probe_board_features.py): they come along as planes 13 on, and the shift
+    touches the logits only."""
     n = cls.shape[0]
+    true_cls = cls
+    if swap > 0:
+        cls = np.take_along_axis(kind_swaps(rng, n, swap), cls, 1)
     out = np.empty((n, 64, pool[0].shape[-1]), dtype=np.float32)
     for c in range(13):
         idx = np.nonzero(cls == c)
@@ -134,7 +158,7 @@ def simulate(rng: np.random.Generator, cls: np.ndarray, pool: list[np.ndarray], 
     if shift > 0:
         bias = rng.normal(0, shift, size=(n, 13, 13)).astype(np.float32)
         bias[:, 0, :] *= 0.3   # empty squares look alike across sets
-        out[:, :, :13] += np.take_along_axis(bias, cls[:, :, None].repeat(13, 2), 1)
+        out[:, :, :13] += np.take_along_axis(bias, true_cls[:, :, None].repeat(13, 2), 1)
     return out.transpose(0, 2, 1).reshape(n, -1, 8, 8)
 
 
@@ -162,6 +186,8 @@ def main():
     ap.add_argument("--shift", type=float, default=1.0)
     ap.add_argument("--grouped", type=float, default=0.0,
                     help="share of boards whose readings come from one render's crops")
+    ap.add_argument("--swap", type=float, default=0.0,
+                    help="probability that a piece class of a board reads as another kind of its colour")
     ap.add_argument("--channels", type=int, default=64)
     ap.add_argument("--blocks", type=int, default=4)
     ap.add_argument("--every", type=int, default=3)
@@ -191,7 +217,8 @@ def main():
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, args.lr, total_steps=args.steps)
     for step in range(1, args.steps + 1):
         cls = boards[rng.integers(0, len(boards), args.bs)]
-        x = torch.from_numpy(simulate(rng, cls, pool, args.shift, renders, args.grouped))
+        sim = simulate(rng, cls, pool, args.shift, renders, args.grouped, args.swap)
+        x = torch.from_numpy(sim)
         y = torch.from_numpy(cls.reshape(-1, 8, 8))
         loss = F.cross_entropy(model(x), y)
         opt.zero_grad()

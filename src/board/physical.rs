@@ -238,9 +238,14 @@ fn read_rgb_with(
     let out = board
         .run(&super::canonical_logits(&displayed, orientation))
         .map_err(|e| BoardError::Model(format!("{e:#}")))?;
+    let dump = std::env::var_os("HAMLE_SET_DUMP");
+    let before = dump.as_ref().map(|_| displayed.clone());
     for (i, row) in displayed.iter_mut().enumerate() {
         let (cr, cc) = super::canonical_rc(orientation, i / 8, i % 8);
         *row = out[cr * 8 + cc];
+    }
+    if let (Some(path), Some(before)) = (dump, before) {
+        dump_logits(Path::new(&path), orientation, &before, &displayed);
     }
     let [a1, h1, h8, a8] = lat.corners;
     let mut r = finish(
@@ -279,6 +284,33 @@ fn read_rgb_with(
         ));
     }
     Ok(r)
+}
+
+/// With `HAMLE_SET_DUMP=FILE` (a diagnostic): one JSON line per photo of a set appended to
+/// `FILE`, with the orientation chosen and each square's class log-odds in displayed order
+/// (row 0 = the photo's far edge) from the piece model alone (`piece`, tempered) and after
+/// the board model (`board`); `scripts/set_erasures.py` compares them with the labels. A
+/// file that cannot be written is reported on stderr, and the reading goes on.
+fn dump_logits(
+    path: &Path,
+    orientation: Orientation,
+    piece: &[[f32; SQUARE_CLASSES]],
+    board: &[[f32; SQUARE_CLASSES]],
+) {
+    use std::io::Write;
+    let line = serde_json::json!({
+        "orientation": format!("{orientation:?}"),
+        "piece": piece,
+        "board": board,
+    });
+    let written = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .and_then(|mut f| writeln!(f, "{line}"));
+    if let Err(e) = written {
+        eprintln!("HAMLE_SET_DUMP: {}: {e}", path.display());
+    }
 }
 
 /// The exponent of [`board_confidence`]. The product of the 64 square confidences

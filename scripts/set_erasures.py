@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What the board model does to the piece model's reading of photos of sets (issue #6):
+pieces it erases, spill it removes, kinds it mends.
+
+Reads every labelled photo of DIR (`NAME.jpg|png` beside `NAME.fen`) with `hamle board
+--kind physical` and `HAMLE_SET_DUMP` set, which writes the piece model's and the board
+model's log-odds of each square, then compares both with the label, square by square, in
+the orientation hamle chose (a board turned wrong counts as read wrong):
+
+    python3 scripts/set_erasures.py work-tmp/h3d19
+    HAMLE_BOARD3D_MODEL=candidate.onnx python3 scripts/set_erasures.py work-tmp/r3d/val
+
+Occupied squares: right kind and colour by each model, read empty by each, and *erased*
+(the piece model saw a piece, the board model reads the square empty). Empty squares: read
+occupied by each (pieces spilling into the squares behind them).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CLASSES = ".PNBRQKpnbrqk"
+
+
+def squares(fen: str) -> str:
+    out = ""
+    for c in fen.split()[0]:
+        if c == "/":
+            continue
+        out += "." * int(c) if c.isdigit() else c
+    if len(out) != 64:
+        raise ValueError(f"bad FEN placement: {fen!r}")
+    return out
+
+
+def canonical(orientation: str, r: int, c: int) -> tuple[int, int]:
+    """Displayed (row, column) to the canonical board's (row 0 = rank 8, column 0 = file a),
+    as `board::canonical_rc`."""
+    return {"White": (r, c), "Black": (7 - r, 7 - c), "Left": (7 - c, r), "Right": (c, 7 - r)}[orientation]
+
+
+def best(v: list[float]) -> str:
+    return CLASSES[max(range(13), key=lambda k: v[k])]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir", type=Path)
+    ap.add_argument("--hamle", type=Path, default=ROOT / "target" / "release" / "hamle")
+    ap.add_argument("--list", action="store_true", help="name each erased piece")
+    args = ap.parse_args()
+    photos = sorted(p for p in args.dir.iterdir()
+                    if p.suffix.lower() in (".jpg", ".jpeg", ".png") and p.with_suffix(".fen").exists())
+    if not photos:
+        sys.exit(f"{args.dir}: no labelled photos (NAME.jpg beside NAME.fen)")
+    total, read = Counter(), 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for photo in photos:
+            dump = Path(tmp) / "dump.jsonl"
+            dump.unlink(missing_ok=True)
+            env = dict(os.environ, HAMLE_SET_DUMP=str(dump))
+            subprocess.run([str(args.hamle), "board", str(photo), "--kind", "physical", "--format", "json"],
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if not dump.exists():
+                print(f"{photo.name}: no set read", file=sys.stderr)
+                continue
+            d = json.loads(dump.read_text().splitlines()[-1])
+            truth = squares(photo.with_suffix(".fen").read_text())
+            read += 1
+            c, erased = Counter(), []
+            for i in range(64):
+                r, f = canonical(d["orientation"], i // 8, i % 8)
+                t = truth[r * 8 + f]
+                p, b = best(d["piece"][i]), best(d["board"][i])
+                if t != ".":
+                    c["occupied"] += 1
+                    c["piece right"] += p == t
+                    c["board right"] += b == t
+                    c["piece empty"] += p == "."
+                    c["board empty"] += b == "."
+                    if p != "." and b == ".":
+                        c["erased"] += 1
+                        erased.append(f"{'abcdefgh'[f]}{8 - r}:{t}")
+                else:
+                    c["empty"] += 1
+                    c["piece occupied"] += p != "."
+                    c["board occupied"] += b != "."
+            total += c
+            if args.list and erased:
+                print(f"{photo.name} ({d['orientation']}): erased {' '.join(erased)}")
+    print(f"{read} of {len(photos)} photos read as sets")
+    o, e = total["occupied"], total["empty"]
+    print(f"occupied squares {o}: right kind piece model {total['piece right']}, board model {total['board right']}; "
+          f"read empty piece model {total['piece empty']}, board model {total['board empty']} "
+          f"(erased: {total['erased']})")
+    print(f"empty squares {e}: read occupied piece model {total['piece occupied']}, "
+          f"board model {total['board occupied']}")
+
+
+if __name__ == "__main__":
+    main()
