@@ -30,19 +30,11 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from baseline_chessvision import expand  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 CLASSES = ".PNBRQKpnbrqk"
-
-
-def squares(fen: str) -> str:
-    out = ""
-    for c in fen.split()[0]:
-        if c == "/":
-            continue
-        out += "." * int(c) if c.isdigit() else c
-    if len(out) != 64:
-        raise ValueError(f"bad FEN placement: {fen!r}")
-    return out
 
 
 def canonical(orientation: str, r: int, c: int) -> tuple[int, int]:
@@ -84,12 +76,12 @@ def main():
                 continue
             d = json.loads(dump.read_text().splitlines()[-1])
             final = {sq["square"]: (sq["confidence"], sq["piece"] or ".") for sq in json.loads(run.stdout)["squares"]}
-            truth = squares(photo.with_suffix(".fen").read_text())
+            truth = expand(photo.with_suffix(".fen").read_text())
             read += 1
             c, erased = Counter(), []
             for i in range(64):
                 r, f = canonical(d["orientation"], i // 8, i % 8)
-                t = truth[r * 8 + f]
+                t, name = truth[r * 8 + f], f"{'abcdefgh'[f]}{8 - r}"
                 p, b = best(d["piece"][i]), best(d["board"][i])
                 if t != ".":
                     c["occupied"] += 1
@@ -99,12 +91,12 @@ def main():
                     c["board empty"] += b == "."
                     if p != "." and b == ".":
                         c["erased"] += 1
-                        erased.append(f"{'abcdefgh'[f]}{8 - r}:{t}")
+                        erased.append(f"{name}:{t}")
                 else:
                     c["empty"] += 1
                     c["piece occupied"] += p != "."
                     c["board occupied"] += b != "."
-                conf, fp = final[f"{'abcdefgh'[f]}{8 - r}"]
+                conf, fp = final[name]
                 if conf >= 0.9:
                     pe = p_empty(d["piece"][i])
                     key = "sure right" if fp == t else "sure wrong"
